@@ -1,0 +1,44 @@
+"""The ``extractor`` command line: thin commands over the library API.
+
+Each command parses its options, makes one library call and renders the result. Library errors
+become a one-line message on stderr here, at the boundary, and nowhere else.
+
+Exit codes (documented in the README):
+
+* ``0`` -- success;
+* ``1`` -- the command ran, but something was rejected or failed (``validate`` rejected a
+  candidate, ``run`` wrote entries to the failures file, ``admit`` found changed decisions when
+  ``--fail-on-change`` is given);
+* ``2`` -- usage error or unusable input (bad option, unreadable file, invalid policy).
+"""
+
+from __future__ import annotations
+
+import click
+
+from .schema import schema
+from .validate import validate
+
+EXIT_OK = 0
+EXIT_REJECTED = 1
+EXIT_USAGE = 2
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memory-candidate-extractor")
+def cli() -> None:
+    """Extract candidate memories from conversations, validate them against the transcript, and
+    admit them under a deterministic policy. The extractor proposes; it never certifies.
+
+    \b
+    Example:
+        extractor run examples/conversations.jsonl --out results.jsonl
+    """
+
+
+cli.add_command(schema)
+cli.add_command(validate)
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..conversation import Conversation, iter_inputs
+from ..errors import ExtractorError, InputError
+from ..validation import ValidationOptions, validate_extraction
+
+
+@click.command()
+@click.argument("conversation", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.argument("extraction", type=click.File("rb"))
+@click.option("--allow-system-sources", is_flag=True, help="Let system text be quoted.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+def validate(
+    conversation: Path, extraction: click.utils.LazyFile, allow_system_sources: bool, as_json: bool
+) -> None:
+    """Check an extraction produced elsewhere against its conversation.
+
+    Exit code 0 when every candidate is accepted, 1 when any is rejected, 2 when the inputs
+    cannot be read.
+
+    \b
+    Example:
+        extractor validate conversation.json extraction.json
+    """
+    convs = list(iter_inputs([conversation]))
+    if len(convs) != 1:
+        raise click.UsageError(f"{conversation}: expected exactly one conversation, got {len(convs)}")
+    conv = convs[0]
+    if isinstance(conv, InputError):
+        raise click.ClickException(str(conv))
+    assert isinstance(conv, Conversation)
+    try:
+        report = validate_extraction(
+            extraction.read(), conv, ValidationOptions(allow_system_sources=allow_system_sources)
+        )
+    except ExtractorError as exc:
+        raise click.ClickException(f"{extraction.name}: {exc}") from None
+    if as_json:
+        click.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        click.echo(f"{len(report.accepted)} accepted, {len(report.rejections)} rejected")
+        for c in report.corrections:
+            click.echo(f"corrected {c.candidate_id}: [{c.claimed_start}:{c.claimed_end}] -> "
+                       f"[{c.start}:{c.end}]")  # fmt: skip
+        for r in report.rejections:
+            field = f" ({r.field})" if r.field else ""
+            click.echo(f"rejected {r.candidate_id or '#' + str(r.index)}: {r.code.value}{field}: "
+                       f"{r.message}")  # fmt: skip
+    raise SystemExit(0 if report.ok else 1)

@@ -1,0 +1,91 @@
+"""The one interface every model client implements, and what a client returns.
+
+A client turns a rendered prompt into the model's *raw* extraction output. It does not build
+memory candidates and it does not decide anything: the pipeline validates every client's output
+with the same :func:`~extractor.validation.validate_extraction`, so the offline model, an LLM
+behind an OpenAI-compatible server and a cassette replay all pass the same gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..conversation import Conversation
+from ..prompts import Prompt
+from ..validation import Rejection, ValidationOptions
+
+
+class Usage(BaseModel):
+    """Token usage, summed over every attempt of a call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+
+class AttemptRecord(BaseModel):
+    """One failed attempt before the final answer: why it was re-asked."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempt: int
+    error: str
+    rejections: list[Rejection] = Field(default_factory=list)
+    raw_output: str | None = None
+
+
+class ClientResult(BaseModel):
+    """The model's final raw output for one conversation (or chunk), plus accounting."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    output: Any = Field(description="Parsed JSON the model returned: {'candidates': [...]}.")
+    raw_text: str | None = Field(default=None, description="The model's text, when it had one.")
+    model: str
+    usage: Usage = Field(default_factory=Usage)
+    attempts: int = 1
+    failed_attempts: list[AttemptRecord] = Field(default_factory=list)
+    cached: bool = False
+
+
+@runtime_checkable
+class ExtractionClient(Protocol):
+    """Anything that can extract: :class:`~extractor.clients.offline.OfflineClient`,
+    :class:`~extractor.clients.openai_client.OpenAIClient`, or a user's own."""
+
+    @property
+    def model_name(self) -> str:
+        """The model name recorded in provenance."""
+        ...
+
+    async def extract(
+        self, conversation: Conversation, prompt: Prompt, options: ValidationOptions
+    ) -> ClientResult:
+        """Return the model's raw extraction for ``conversation``.
+
+        Raises :class:`~extractor.errors.ModelClientError` (or a subclass) when the model
+        cannot produce an answer at all.
+        """
+        ...
+
+
+def extract_sync(
+    client: ExtractionClient,
+    conversation: Conversation,
+    prompt: Prompt,
+    options: ValidationOptions | None = None,
+) -> ClientResult:
+    """Blocking wrapper around :meth:`ExtractionClient.extract` for scripts and tests."""
+    return asyncio.run(client.extract(conversation, prompt, options or ValidationOptions()))

@@ -1,0 +1,390 @@
+"""Conversations as input: OpenAI chat-format messages, and the loader for files and streams.
+
+Accepted shapes (JSON, or JSONL with one conversation per line, optionally gzip-compressed):
+
+* a conversation object ``{"id": ..., "messages": [...], "metadata": {...}}``;
+* a bare list of messages (the conversation id is then derived from its content);
+* in a ``.json`` file, also a list of conversation objects.
+
+Span coordinates
+----------------
+Every quote is addressed as ``(message_id, start, end)`` where ``start``/``end`` are Python
+``str`` indices -- Unicode code points, not bytes and not UTF-16 units -- into
+:attr:`Message.text`, and the quote must equal ``message.text[start:end]`` exactly.
+``Message.text`` is the message's ``content`` when that is a string; when it is a list of
+parts, text parts are joined with ``"\\n"`` and every non-text part (image, audio, file) stands
+as a placeholder such as ``[image]``. Placeholders are shown to the model but can never be quoted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from .errors import InputError, InputLocation, LimitExceeded
+from .hashing import content_hash
+from .vocab import Commitment, Role
+
+DEFAULT_MAX_MESSAGE_CHARS = 100_000
+DEFAULT_MAX_MESSAGES = 5_000
+DEFAULT_MAX_CANDIDATES = 200
+
+INPUT_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size limits a user can configure; inputs beyond them fail with :class:`LimitExceeded`."""
+
+    max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS
+    max_messages: int = DEFAULT_MAX_MESSAGES
+    max_candidates: int = DEFAULT_MAX_CANDIDATES
+
+
+class ContentPart(BaseModel):
+    """One part of a multi-part message. Only ``text`` parts contribute quotable text."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    text: str | None = None
+
+    def placeholder(self) -> str:
+        kind = self.type.removesuffix("_url").removeprefix("input_")
+        return f"[{kind}]"
+
+
+class ToolCallFunction(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    arguments: str = ""
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = None
+    type: str = "function"
+    function: ToolCallFunction
+
+
+class Message(BaseModel):
+    """One chat message, OpenAI chat format plus optional ``id``, ``timestamp``, ``commitment``."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str | None = Field(default=None, description="Stable message id; derived if missing.")
+    role: Role
+    content: str | list[ContentPart] | None = None
+    name: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    timestamp: datetime | None = Field(default=None, description="ISO 8601 time of the message.")
+    commitment: Commitment | None = Field(
+        default=None,
+        description="Assistant messages only: the response-commitment decision (PERMIT / HOLD).",
+    )
+
+    @field_validator("role", mode="before")
+    @classmethod
+    def _developer_is_system(cls, value: Any) -> Any:
+        return "system" if value == "developer" else value
+
+    @cached_property
+    def _rendered(self) -> tuple[str, tuple[tuple[int, int], ...]]:
+        if self.content is None:
+            return "", ()
+        if isinstance(self.content, str):
+            return self.content, ()
+        pieces: list[str] = []
+        holes: list[tuple[int, int]] = []
+        offset = 0
+        for i, part in enumerate(self.content):
+            if i:
+                pieces.append("\n")
+                offset += 1
+            piece = part.text if part.type == "text" and part.text is not None else None
+            if piece is None:
+                piece = part.placeholder()
+                holes.append((offset, offset + len(piece)))
+            pieces.append(piece)
+            offset += len(piece)
+        return "".join(pieces), tuple(holes)
+
+    @property
+    def text(self) -> str:
+        """The quotable text of the message (see the module docstring for coordinates)."""
+        return self._rendered[0]
+
+    @property
+    def placeholder_ranges(self) -> tuple[tuple[int, int], ...]:
+        """``(start, end)`` ranges of non-text placeholders in :attr:`text`; never quotable."""
+        return self._rendered[1]
+
+
+class Conversation(BaseModel):
+    """A conversation to extract from. Message ids are unique after loading."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    messages: list[Message] = Field(min_length=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    _location: InputLocation = PrivateAttr(default_factory=InputLocation)
+
+    @property
+    def location(self) -> InputLocation:
+        """Where this conversation was read from (file and line), for error messages."""
+        return self._location
+
+    def message(self, message_id: str) -> Message | None:
+        return self._by_id.get(message_id)
+
+    @cached_property
+    def _by_id(self) -> dict[str, Message]:
+        return {m.id: m for m in self.messages if m.id is not None}
+
+    def content_hash(self) -> str:
+        """Hash of what an extractor sees (id, messages, metadata); the resume and cache key."""
+        return content_hash(self.model_dump(mode="json", exclude_none=True))
+
+
+def derive_conversation_id(messages: Any) -> str:
+    return "conv-" + content_hash(messages).removeprefix("sha256:")[:16]
+
+
+def conversation_from_data(
+    data: Any, *, location: InputLocation | None = None, limits: Limits | None = None
+) -> Conversation:
+    """Build a :class:`Conversation` from parsed JSON (object or bare message list).
+
+    Missing message ids become ``m<index>`` (0-based position), so they are stable across runs.
+    Raises :class:`InputError` naming the location, conversation id and field.
+    """
+    location = location or InputLocation()
+    limits = limits or Limits()
+    if isinstance(data, list):
+        data = {"messages": data}
+    if not isinstance(data, dict):
+        raise InputError(
+            f"expected a conversation object or a list of messages, got {type(data).__name__}",
+            location,
+        )
+    conv_id = data.get("id")
+    if conv_id is not None and not isinstance(conv_id, str | int):
+        raise InputError("conversation id must be a string", _at(location, None, "id"))
+    messages = data.get("messages")
+    if conv_id is None:
+        conv_id = derive_conversation_id(messages)
+    conv_id = str(conv_id)
+    here = _at(location, conv_id, None)
+    if not isinstance(messages, list):
+        raise InputError("'messages' must be a list of messages", _at(here, conv_id, "messages"))
+    if not messages:
+        raise InputError("conversation has no messages", _at(here, conv_id, "messages"))
+    if len(messages) > limits.max_messages:
+        raise LimitExceeded(
+            f"{len(messages)} messages exceed the limit of {limits.max_messages}",
+            _at(here, conv_id, "messages"),
+        )
+    try:
+        conv = Conversation.model_validate({**data, "id": conv_id})
+    except ValidationError as exc:
+        field, message = _describe(exc)
+        raise InputError(message, _at(here, conv_id, field)) from None
+    conv = _with_message_ids(conv, here, limits)
+    conv._location = here
+    return conv
+
+
+def _at(location: InputLocation, conv_id: str | None, field: str | None) -> InputLocation:
+    return InputLocation(location.source, location.line, conv_id, field)
+
+
+def _describe(exc: ValidationError) -> tuple[str, str]:
+    err = exc.errors(include_url=False)[0]
+    loc = err["loc"]
+    field = ""
+    for part in loc:
+        if isinstance(part, int):
+            field += f"[{part}]"
+        elif part in {"str", "list[ContentPart]"} or part.startswith(("function-", "list[")):
+            continue
+        else:
+            field += f".{part}" if field else str(part)
+    if loc and loc[-1] == "role" and err["type"] == "enum":
+        roles = ", ".join(r.value for r in Role)
+        return field, f"unknown role {err['input']!r} (expected one of {roles})"
+    return field, f"{err['msg']} (got {_short(err.get('input'))})"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _with_message_ids(conv: Conversation, where: InputLocation, limits: Limits) -> Conversation:
+    seen: set[str] = set()
+    messages = []
+    for index, message in enumerate(conv.messages):
+        field = f"messages[{index}]"
+        if len(message.text) > limits.max_message_chars:
+            raise LimitExceeded(
+                f"message has {len(message.text)} characters, over the limit of "
+                f"{limits.max_message_chars}",
+                _at(where, conv.id, field),
+            )
+        mid = message.id if message.id is not None else f"m{index}"
+        if mid in seen:
+            raise InputError(f"duplicate message id {mid!r}", _at(where, conv.id, field + ".id"))
+        seen.add(mid)
+        messages.append(message if message.id == mid else message.model_copy(update={"id": mid}))
+    return conv.model_copy(update={"messages": messages})
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading files and streams
+
+
+def iter_inputs(
+    paths: Iterable[str | Path], *, limits: Limits | None = None, stdin: IO[bytes] | None = None
+) -> Iterator[Conversation | InputError]:
+    """Yield every conversation in ``paths`` (files, directories, or ``-`` for stdin).
+
+    Errors are yielded, not raised, so one bad line never stops the others from loading.
+    Directories are walked recursively in sorted order for ``.json``/``.jsonl`` (``.gz`` too).
+    """
+    for path in paths:
+        if str(path) == "-":
+            stream = stdin if stdin is not None else sys.stdin.buffer
+            yield from iter_stream(stream, source="<stdin>", limits=limits)
+            continue
+        p = Path(path)
+        if p.is_dir():
+            for child in sorted(p.rglob("*")):
+                if child.is_file() and child.name.endswith(INPUT_SUFFIXES):
+                    yield from iter_file(child, limits=limits)
+        else:
+            yield from iter_file(p, limits=limits)
+
+
+def iter_file(path: Path, *, limits: Limits | None = None) -> Iterator[Conversation | InputError]:
+    source = str(path)
+    try:
+        raw: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        yield InputError(f"cannot open: {exc.strerror}", InputLocation(source))
+        return
+    with raw:
+        head = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
+        stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
+        name = path.name.removesuffix(".gz")
+        mode: Literal["json", "jsonl"] | None = (
+            "jsonl" if name.endswith(".jsonl") else "json" if name.endswith(".json") else None
+        )
+        yield from iter_stream(stream, source=source, limits=limits, mode=mode)
+
+
+def iter_stream(
+    stream: IO[bytes],
+    *,
+    source: str,
+    limits: Limits | None = None,
+    mode: Literal["json", "jsonl"] | None = None,
+) -> Iterator[Conversation | InputError]:
+    """Read conversations from a byte stream. ``mode=None`` sniffs: a stream whose first
+    non-blank line is a complete JSON value is JSONL; otherwise it is one JSON document."""
+    try:
+        if mode is None:
+            first = b""
+            for first in stream:
+                if first.strip():
+                    break
+            rest = stream
+            mode = "jsonl" if _is_json(first) else "json"
+            lines: Iterable[bytes] = _chain(first, rest)
+        else:
+            lines = stream
+        if mode == "jsonl":
+            yield from _iter_jsonl(lines, source, limits)
+        else:
+            yield from _iter_json_document(b"".join(lines), source, limits)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        yield InputError(f"cannot read: {exc}", InputLocation(source))
+
+
+def _chain(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
+
+
+def _is_json(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _decode(raw: bytes, location: InputLocation) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 at byte {exc.start}", location) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} at column {exc.colno}", location) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", location) from None
+
+
+def _iter_jsonl(
+    lines: Iterable[bytes], source: str, limits: Limits | None
+) -> Iterator[Conversation | InputError]:
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        location = InputLocation(source, number)
+        try:
+            data = _decode(raw, location)
+            yield conversation_from_data(data, location=location, limits=limits)
+        except InputError as exc:
+            yield exc
+
+
+def _iter_json_document(
+    raw: bytes, source: str, limits: Limits | None
+) -> Iterator[Conversation | InputError]:
+    try:
+        data = _decode(raw, InputLocation(source))
+    except InputError as exc:
+        yield exc
+        return
+    items = data if _is_conversation_list(data) else [data]
+    for index, item in enumerate(items):
+        loc = InputLocation(source, None, None, f"[{index}]" if len(items) > 1 else None)
+        try:
+            yield conversation_from_data(item, location=loc, limits=limits)
+        except InputError as exc:
+            yield exc
+
+
+def _is_conversation_list(data: Any) -> bool:
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(item, dict) and "messages" in item for item in data)
+    )

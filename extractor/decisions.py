@@ -1,0 +1,53 @@
+"""The admission decision: what the write gate decided for one memory candidate, and why.
+
+A decision is a pure function of (candidate, policy, as-of time). It carries the rules that
+fired in order, the policy id and version, and a hash of its inputs, so that it can be replayed
+byte for byte and audited later.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .vocab import Capability, LifecycleState
+
+
+class DeniedUse(BaseModel):
+    """A requested use the policy refused, with the rule that refused it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    use: Capability
+    rule_id: str
+    reason: str
+
+
+class FiredRule(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rule_id: str
+    reason: str
+
+
+class AdmissionDecision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    memory_id: str
+    persist: bool
+    lifecycle_state: LifecycleState
+    allowed_uses: list[Capability] = Field(default_factory=list)
+    forbidden_uses: list[Capability] = Field(default_factory=list)
+    denied_requested_uses: list[DeniedUse] = Field(default_factory=list)
+    eligible_for_admission: bool = Field(
+        description="False when the source is ineligible (e.g. held assistant output)."
+    )
+    flags: list[str] = Field(
+        default_factory=list, description="e.g. THIRD_PARTY_PERSONAL_DATA, STALE."
+    )
+    rules_fired: list[FiredRule] = Field(default_factory=list)
+    policy_id: str
+    policy_version: str
+    as_of: datetime | None = Field(description="The time current-state authority is judged at.")
+    input_hash: str = Field(description="Hash of the canonical candidate, policy and as-of.")

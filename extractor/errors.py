@@ -1,0 +1,130 @@
+"""One exception hierarchy for everything a caller can catch.
+
+::
+
+    ExtractorError                      base: catch this to catch everything below
+    ├── InputError                      a conversation could not be loaded
+    │   └── LimitExceeded               a configured size limit was exceeded
+    ├── ExtractionOutputError           the model's output could not be read at all
+    ├── ModelClientError                the model could not be reached or would not answer
+    │   ├── RateLimited                 429 after the configured retries (carries retry_after)
+    │   ├── ModelTimeout                the request timed out
+    │   ├── ModelRefused                the model refused to answer
+    │   └── OutputTruncated             finish_reason="length": output cut off
+    ├── PolicyError                     an admission policy file is invalid (names the rule)
+    ├── LedgerError                     the SQLite ledger could not be written or read
+    └── OutputWriteError                a result or failures file could not be written
+
+Every error carries the data a caller needs to report it (input file, line, conversation id,
+field) and renders it in ``str(error)``, so a CLI can print it as is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class InputLocation:
+    """Where an input came from: a file (or ``<stdin>``), its 1-based line, and the conversation."""
+
+    source: str | None = None
+    line: int | None = None
+    conversation_id: str | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        parts = []
+        if self.source is not None:
+            parts.append(self.source if self.line is None else f"{self.source}:{self.line}")
+        if self.conversation_id is not None:
+            parts.append(f"conversation {self.conversation_id!r}")
+        if self.field is not None:
+            parts.append(f"field {self.field}")
+        return ", ".join(parts) or "<input>"
+
+
+class ExtractorError(Exception):
+    """Base class of every error raised by this package."""
+
+    code: str = "EXTRACTOR_ERROR"
+
+
+class InputError(ExtractorError):
+    """A conversation could not be loaded; ``location`` says which one and where."""
+
+    code = "INPUT_INVALID"
+
+    def __init__(self, message: str, location: InputLocation | None = None) -> None:
+        self.message = message
+        self.location = location or InputLocation()
+        super().__init__(f"{self.location}: {message}")
+
+
+class LimitExceeded(InputError):
+    """A configured limit (message size, message count, candidate count) was exceeded."""
+
+    code = "LIMIT_EXCEEDED"
+
+
+class ExtractionOutputError(ExtractorError):
+    """The model's output is not an extraction at all (not JSON, no ``candidates`` list)."""
+
+    code = "OUTPUT_UNREADABLE"
+
+    def __init__(self, message: str, raw_output: str | None = None) -> None:
+        self.raw_output = raw_output
+        super().__init__(message)
+
+
+class ModelClientError(ExtractorError):
+    """The model could not be reached or would not produce an answer."""
+
+    code = "MODEL_ERROR"
+
+    def __init__(self, message: str, *, attempts: int = 1, raw_output: str | None = None) -> None:
+        self.attempts = attempts
+        self.raw_output = raw_output
+        super().__init__(message)
+
+
+class RateLimited(ModelClientError):
+    code = "MODEL_RATE_LIMITED"
+
+    def __init__(
+        self, message: str, *, attempts: int = 1, retry_after: float | None = None
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, attempts=attempts)
+
+
+class ModelTimeout(ModelClientError):
+    code = "MODEL_TIMEOUT"
+
+
+class ModelRefused(ModelClientError):
+    code = "MODEL_REFUSED"
+
+
+class OutputTruncated(ModelClientError):
+    code = "MODEL_OUTPUT_TRUNCATED"
+
+
+class PolicyError(ExtractorError):
+    """An admission policy is invalid. ``rule`` names the offending rule when there is one."""
+
+    code = "POLICY_INVALID"
+
+    def __init__(self, message: str, *, source: str | None = None, rule: str | None = None):
+        self.source = source
+        self.rule = rule
+        where = ", ".join(p for p in (source, f"rule {rule!r}" if rule else None) if p)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class LedgerError(ExtractorError):
+    code = "LEDGER_ERROR"
+
+
+class OutputWriteError(ExtractorError):
+    code = "OUTPUT_WRITE_FAILED"

@@ -1,0 +1,279 @@
+"""Temporal scope: ISO 8601 checks and resolution of time expressions against a timestamp.
+
+Resolved bounds are ISO dates (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``), as precise as the
+expression is: "in 2019" gives ``2019``, "since March" (said on 2024-05-10) gives
+``valid_from="2024-03"``, "yesterday" gives the day. Relative expressions need an anchor (the
+message timestamp); without one they are left unresolved rather than guessed.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from .vocab import TemporalKind
+
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+MONTHS.pop("may", None)  # "may" is far more often a modal verb; "May" is matched case-sensitively
+WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_MONTH_RE = "|".join(sorted((m for m in MONTHS), key=len, reverse=True)) + "|May"
+_NUM_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple of": 2,
+    "few": 3, "a few": 3, "several": 3,
+}  # fmt: skip
+
+_PARTIAL = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    kind: TemporalKind
+    valid_from: str | None = None
+    valid_to: str | None = None
+
+
+def is_iso(value: str) -> bool:
+    """True for ISO 8601 dates and datetimes, partial dates (``2024``, ``2024-03``) included."""
+    return interval(value) is not None
+
+
+def interval(value: str) -> tuple[datetime, datetime] | None:
+    """The span of time an ISO value denotes: ``2024-03`` is all of March 2024."""
+    if _PARTIAL.match(value):
+        parts = [int(p) for p in value.split("-")]
+        try:
+            if len(parts) == 1:
+                return datetime(parts[0], 1, 1), datetime(parts[0], 12, 31, 23, 59, 59)
+            if len(parts) == 2:
+                last = calendar.monthrange(parts[0], parts[1])[1]
+                return datetime(parts[0], parts[1], 1), datetime(
+                    parts[0], parts[1], last, 23, 59, 59
+                )
+            day = datetime(parts[0], parts[1], parts[2])
+        except ValueError:
+            return None
+        return day, day.replace(hour=23, minute=59, second=59)
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    moment = moment.replace(tzinfo=None)
+    return moment, moment
+
+
+def ordered(valid_from: str, valid_to: str) -> bool:
+    """``valid_from <= valid_to``, comparing the earliest start with the latest end."""
+    lo, hi = interval(valid_from), interval(valid_to)
+    return lo is not None and hi is not None and lo[0] <= hi[1]
+
+
+def _month(value: int, year: int) -> str:
+    return f"{year:04d}-{value:02d}"
+
+
+def _day(d: date) -> str:
+    return d.isoformat()
+
+
+def _shift_month(d: date, months: int) -> tuple[int, int]:
+    total = d.year * 12 + d.month - 1 + months
+    return total // 12, total % 12 + 1
+
+
+def _amount(word: str) -> int | None:
+    word = word.lower().strip()
+    if word.isdigit():
+        return int(word)
+    return _NUM_WORDS.get(word)
+
+
+def _month_number(word: str) -> int | None:
+    if word == "May":
+        return 5
+    return MONTHS.get(word.lower().rstrip("."))
+
+
+def _last_occurrence(anchor: date, month: int) -> int:
+    """Year of the most recent ``month`` not after the anchor's month."""
+    return anchor.year if month <= anchor.month else anchor.year - 1
+
+
+def _next_occurrence(anchor: date, month: int) -> int:
+    return anchor.year if month > anchor.month else anchor.year + 1
+
+
+_SIMPLE_DAYS = {"today": 0, "tonight": 0, "this morning": 0, "this evening": 0,
+                "this afternoon": 0, "yesterday": -1, "tomorrow": 1, "last night": -1}  # fmt: skip
+
+
+def resolve(expression: str, anchor: datetime | date | None) -> Resolution | None:
+    """Resolve a time expression; ``None`` when it is not one this resolver understands.
+
+    Absolute expressions ("in 2019", "on 5 March 2023") resolve without an anchor; relative ones
+    ("yesterday", "last week", "since March", "three years ago") need it.
+    """
+    text = " ".join(expression.strip().split())
+    low = text.lower()
+    day = anchor.date() if isinstance(anchor, datetime) else anchor
+    for resolver in (_absolute, _relative):
+        result = resolver(text, low, day)
+        if result is not None:
+            return result
+    return None
+
+
+def _absolute(text: str, low: str, anchor: date | None) -> Resolution | None:
+    m = re.fullmatch(r"(?:(since|from|until|till|by|in|on|during)\s+)?(\d{4})-(\d{2})-(\d{2})", low)
+    if m:
+        return _bounded(m.group(1), f"{m.group(2)}-{m.group(3)}-{m.group(4)}", anchor)
+    m = re.fullmatch(
+        rf"(?:(since|from|until|till|by|in|on|during)\s+)?(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+)?"
+        rf"({_MONTH_RE})\.?(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?)?,?\s+(\d{{4}})",
+        text, flags=re.IGNORECASE,
+    )  # fmt: skip
+    if m and (month := _month_number(m.group(3))):
+        day_text = m.group(2) or m.group(4)
+        year = int(m.group(5))
+        value = _month(month, year)
+        if day_text:
+            try:
+                value = _day(date(year, month, int(day_text)))
+            except ValueError:
+                return None
+        return _bounded((m.group(1) or "").lower() or None, value, anchor)
+    m = re.fullmatch(r"(?:(since|from|until|till|by|in|during)\s+)?(\d{4})", low)
+    if m and 1000 <= int(m.group(2)) <= 2999:
+        return _bounded(m.group(1), m.group(2), anchor)
+    m = re.fullmatch(r"(?:(?:from|between)\s+)?(\d{4})\s*(?:-|–|to|and|until)\s*(\d{4})", low)
+    if m:
+        kind = _kind_of_interval(m.group(1), m.group(2), anchor)
+        return Resolution(kind, m.group(1), m.group(2))
+    return None
+
+
+def _kind_of_interval(start: str, end: str, anchor: date | None) -> TemporalKind:
+    if anchor is None:
+        return TemporalKind.PAST if int(end[:4]) < 1900 else TemporalKind.UNKNOWN
+    bounds = interval(end)
+    if bounds and bounds[1].date() < anchor:
+        return TemporalKind.PAST
+    lo = interval(start)
+    if lo and lo[0].date() > anchor:
+        return TemporalKind.FUTURE
+    return TemporalKind.CURRENT
+
+
+def _bounded(prep: str | None, value: str, anchor: date | None) -> Resolution:
+    if prep == "since" or prep == "from":
+        return Resolution(TemporalKind.CURRENT, valid_from=value)
+    if prep in ("until", "till", "by"):
+        return Resolution(TemporalKind.CURRENT, valid_to=value)
+    if anchor is not None:
+        bounds = interval(value)
+        assert bounds is not None
+        if bounds[1].date() < anchor:
+            kind = TemporalKind.PAST
+        elif bounds[0].date() > anchor:
+            kind = TemporalKind.FUTURE
+        else:
+            kind = TemporalKind.CURRENT
+        if len(value) == 10:
+            kind = TemporalKind.POINT_IN_TIME if kind is not TemporalKind.FUTURE else kind
+    else:
+        kind = TemporalKind.POINT_IN_TIME if len(value) == 10 else TemporalKind.UNKNOWN
+    return Resolution(kind, value, value)
+
+
+def _relative(text: str, low: str, anchor: date | None) -> Resolution | None:
+    if anchor is None:
+        return None
+    if low in _SIMPLE_DAYS:
+        d = anchor + timedelta(days=_SIMPLE_DAYS[low])
+        kind = TemporalKind.FUTURE if _SIMPLE_DAYS[low] > 0 else TemporalKind.POINT_IN_TIME
+        return Resolution(kind, _day(d), _day(d))
+    m = re.fullmatch(r"(last|this|next)\s+(week|month|year|weekend)", low)
+    if m:
+        return _calendar_unit(m.group(1), m.group(2), anchor)
+    m = re.fullmatch(r"(last|this|next|on)\s+(" + "|".join(WEEKDAYS) + ")", low)
+    if m:
+        target = WEEKDAYS[m.group(2)]
+        delta = (anchor.weekday() - target) % 7 or 7
+        if m.group(1) in ("next", "this") and target != anchor.weekday():
+            d = anchor + timedelta(days=(target - anchor.weekday()) % 7)
+            return Resolution(TemporalKind.FUTURE, _day(d), _day(d))
+        if m.group(1) == "next":
+            d = anchor + timedelta(days=7)
+            return Resolution(TemporalKind.FUTURE, _day(d), _day(d))
+        d = anchor - timedelta(days=delta)
+        return Resolution(TemporalKind.POINT_IN_TIME, _day(d), _day(d))
+    m = re.fullmatch(
+        r"(?:about\s+|around\s+)?(\w+(?: of)?|a few)\s+(day|week|month|year)s?\s+ago", low
+    )
+    if m and (n := _amount(m.group(1))) is not None:
+        return _ago(n, m.group(2), anchor)
+    m = re.fullmatch(r"in\s+(\w+(?: of)?|a few)\s+(day|week|month|year)s?", low)
+    if m and (n := _amount(m.group(1))) is not None:
+        return _ago(-n, m.group(2), anchor)
+    m = re.fullmatch(
+        rf"(since|from|until|till|by|in|last|next|this|during)\s+({_MONTH_RE})\.?",
+        text, flags=re.IGNORECASE,
+    )  # fmt: skip
+    if m and (month := _month_number(m.group(2))):
+        prep = m.group(1).lower()
+        if prep in ("since", "from", "last"):
+            year = _last_occurrence(anchor, month)
+            if prep == "last" and month == anchor.month:
+                year -= 1
+        elif prep in ("next", "until", "till", "by"):
+            year = (
+                _next_occurrence(anchor, month)
+                if prep == "next"
+                else (anchor.year if month >= anchor.month else anchor.year + 1)
+            )
+        else:
+            year = anchor.year
+        value = _month(month, year)
+        if prep == "last" or prep == "next":
+            prep = "in"
+        return _bounded(prep, value, anchor)
+    return None
+
+
+def _calendar_unit(which: str, unit: str, anchor: date) -> Resolution:
+    step = {"last": -1, "this": 0, "next": 1}[which]
+    kind = {-1: TemporalKind.PAST, 0: TemporalKind.CURRENT, 1: TemporalKind.FUTURE}[step]
+    if unit == "year":
+        y = str(anchor.year + step)
+        return Resolution(kind, y, y)
+    if unit == "month":
+        year, month = _shift_month(anchor, step)
+        value = _month(month, year)
+        return Resolution(kind, value, value)
+    if unit == "weekend":
+        saturday = anchor + timedelta(days=(5 - anchor.weekday()) % 7 + 7 * step)
+        if step == -1:
+            saturday = anchor - timedelta(days=(anchor.weekday() - 5) % 7 or 7)
+        return Resolution(kind, _day(saturday), _day(saturday + timedelta(days=1)))
+    monday = anchor - timedelta(days=anchor.weekday()) + timedelta(weeks=step)
+    return Resolution(kind, _day(monday), _day(monday + timedelta(days=6)))
+
+
+def _ago(n: int, unit: str, anchor: date) -> Resolution:
+    kind = TemporalKind.PAST if n > 0 else TemporalKind.FUTURE
+    if unit == "day":
+        d = anchor - timedelta(days=n)
+        return Resolution(TemporalKind.POINT_IN_TIME if n > 0 else kind, _day(d), _day(d))
+    if unit == "week":
+        d = anchor - timedelta(weeks=n)
+        monday = d - timedelta(days=d.weekday())
+        return Resolution(kind, _day(monday), _day(monday + timedelta(days=6)))
+    if unit == "month":
+        year, month = _shift_month(anchor, -n)
+        value = _month(month, year)
+        return Resolution(kind, value, value)
+    y = str(anchor.year - n)
+    return Resolution(kind, y, y)

@@ -1,0 +1,617 @@
+"""The validation gate: turn an extractor's proposal into accepted units or recorded rejections.
+
+Input is the model's raw output (parsed JSON, a JSON string, or an
+:class:`~extractor.extraction.ExtractionOutput`); validation works candidate by candidate on the
+raw data, so one malformed candidate never sinks the others, and a rejection keeps the raw
+candidate it rejected. Nothing is silently "fixed": the one correction allowed -- offsets of a
+quote that occurs exactly once in its message -- is recorded in ``corrections``.
+
+Rules, each with its error code (:class:`Code`):
+
+1. no self-certification (``EXTRACTOR_CLAIMED_VERIFIED``);
+2. grounded spans (``SPAN_*``);
+3. origin follows the speaker (``ORIGIN_LAUNDERING``, ``TYPE_ROLE_MISMATCH``);
+4. uncertainty is not dropped (``UNCERTAINTY_DROPPED``);
+5. time is sane (``TEMPORAL_*``);
+6. closed vocabularies (``VOCABULARY_UNKNOWN``) and the schema (``SCHEMA_INVALID``);
+7. structure: parents exist, an asserted proposition is linked to its assertion event
+   (``PARENT_*``, ``PROPOSITION_UNLINKED``, ``DUPLICATE_ID``, ``KIND_MISMATCH``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .conversation import DEFAULT_MAX_CANDIDATES, Conversation, Message
+from .errors import ExtractionOutputError
+from .extraction import CandidateUnit, ExtractionOutput
+from .temporal import interval, ordered, resolve
+from .vocab import CandidateKind, MemoryType, Origin, Role, TemporalKind
+
+
+class Code(StrEnum):
+    SCHEMA_INVALID = "SCHEMA_INVALID"
+    VOCABULARY_UNKNOWN = "VOCABULARY_UNKNOWN"
+    EXTRACTOR_CLAIMED_VERIFIED = "EXTRACTOR_CLAIMED_VERIFIED"
+    SPAN_UNKNOWN_MESSAGE = "SPAN_UNKNOWN_MESSAGE"
+    SPAN_NOT_FOUND = "SPAN_NOT_FOUND"
+    SPAN_OFFSETS_AMBIGUOUS = "SPAN_OFFSETS_AMBIGUOUS"
+    SPAN_QUOTES_PLACEHOLDER = "SPAN_QUOTES_PLACEHOLDER"
+    SPAN_FROM_SYSTEM_MESSAGE = "SPAN_FROM_SYSTEM_MESSAGE"
+    ORIGIN_LAUNDERING = "ORIGIN_LAUNDERING"
+    TYPE_ROLE_MISMATCH = "TYPE_ROLE_MISMATCH"
+    KIND_MISMATCH = "KIND_MISMATCH"
+    UNCERTAINTY_DROPPED = "UNCERTAINTY_DROPPED"
+    TEMPORAL_INVALID = "TEMPORAL_INVALID"
+    TEMPORAL_UNANCHORED = "TEMPORAL_UNANCHORED"
+    TEMPORAL_MISRESOLVED = "TEMPORAL_MISRESOLVED"
+    DUPLICATE_ID = "DUPLICATE_ID"
+    PARENT_UNKNOWN = "PARENT_UNKNOWN"
+    PARENT_REJECTED = "PARENT_REJECTED"
+    PARENT_CYCLE = "PARENT_CYCLE"
+    PROPOSITION_UNLINKED = "PROPOSITION_UNLINKED"
+    CANDIDATE_LIMIT_EXCEEDED = "CANDIDATE_LIMIT_EXCEEDED"
+
+
+class Rejection(BaseModel):
+    """One rejected candidate: which, why (code + message), where (field), and what it said."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(description="Position of the candidate in the extractor's output.")
+    candidate_id: str | None
+    code: Code
+    field: str | None = None
+    message: str
+    raw: Any = Field(description="The candidate exactly as the extractor returned it.")
+
+
+class SpanCorrection(BaseModel):
+    """Offsets the system corrected: the quote occurred exactly once, elsewhere."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    candidate_id: str
+    message_id: str
+    quote: str
+    claimed_start: int
+    claimed_end: int
+    start: int
+    end: int
+
+
+class ValidationReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: str
+    accepted: list[CandidateUnit] = Field(default_factory=list)
+    rejections: list[Rejection] = Field(default_factory=list)
+    corrections: list[SpanCorrection] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.rejections
+
+    def feedback(self) -> str:
+        """The rejections as short lines, for re-asking a model to fix its output."""
+        return "\n".join(
+            f"- candidate {r.candidate_id or '#' + str(r.index)}: {r.code.value}"
+            f"{' at ' + r.field if r.field else ''}: {r.message}"
+            for r in self.rejections
+        )
+
+
+@dataclass(frozen=True)
+class ValidationOptions:
+    """``allow_system_sources``: treat system-prompt text as a memory source (origin SYSTEM)."""
+
+    allow_system_sources: bool = False
+    max_candidates: int = DEFAULT_MAX_CANDIDATES
+
+
+class _Reject(Exception):
+    def __init__(self, code: Code, message: str, field: str | None = None) -> None:
+        self.code, self.message, self.field = code, message, field
+
+
+# --- Rule 1: self-certification -------------------------------------------------------------
+
+_CERTIFY_KEY = re.compile(r"verif|certif|fact.?check|ground.?truth", re.IGNORECASE)
+_CERTIFY_VALUE = re.compile(
+    r"(?<![a-z])(verified|verifiably|certified|fact checked|proven|confirmed true|ground truth)"
+    r"(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def _words(value: str) -> str:
+    return re.sub(r"[_\-]+", " ", value)
+
+
+def check_no_certification(raw: Mapping[str, Any], quote: str) -> None:
+    """Reject any VERIFIED-like claim, in any key or value, any casing.
+
+    Words that stand in the quote itself ("my account is verified") are the speaker's, not a
+    certification, so they may appear in the content.
+    """
+    quoted = {m.group(1).lower() for m in _CERTIFY_VALUE.finditer(_words(quote))}
+    for path, key, value in _walk(raw):
+        if path.startswith("span"):
+            continue
+        if key is not None and _CERTIFY_KEY.search(key):
+            raise _Reject(
+                Code.EXTRACTOR_CLAIMED_VERIFIED,
+                f"field {key!r} is not the extractor's to set",
+                path,
+            )
+        if isinstance(value, bool | int | float) and path.endswith(("verified", "certified")):
+            raise _Reject(Code.EXTRACTOR_CLAIMED_VERIFIED, "extractor asserted verification", path)
+        if isinstance(value, str):
+            for m in _CERTIFY_VALUE.finditer(_words(value)):
+                if m.group(1).lower() not in quoted:
+                    raise _Reject(
+                        Code.EXTRACTOR_CLAIMED_VERIFIED,
+                        f"{m.group(1)!r}: the extractor proposes, it never certifies",
+                        path,
+                    )
+
+
+def _walk(
+    value: Any, path: str = "", key: str | None = None
+) -> Iterable[tuple[str, str | None, Any]]:
+    yield path, key, value
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _walk(v, f"{path}.{k}" if path else str(k), str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _walk(v, f"{path}[{i}]", None)
+
+
+# --- Rule 6: schema and vocabularies --------------------------------------------------------
+
+
+def parse_unit(raw: Any) -> CandidateUnit:
+    if not isinstance(raw, Mapping):
+        raise _Reject(
+            Code.SCHEMA_INVALID, f"a candidate must be an object, got {type(raw).__name__}"
+        )
+    try:
+        return CandidateUnit.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "enum":
+            return_code = Code.VOCABULARY_UNKNOWN
+            message = f"{err['input']!r} is not in the vocabulary ({err['ctx']['expected']})"
+        else:
+            return_code = Code.SCHEMA_INVALID
+            message = err["msg"]
+        raise _Reject(return_code, message, field) from None
+
+
+# --- Rule 2: grounded spans -----------------------------------------------------------------
+
+
+def ground_span(
+    unit: CandidateUnit, conversation: Conversation, opts: ValidationOptions
+) -> tuple[Message, SpanCorrection | None]:
+    span = unit.span
+    message = conversation.message(span.message_id)
+    if message is None:
+        raise _Reject(
+            Code.SPAN_UNKNOWN_MESSAGE, f"no message with id {span.message_id!r}", "span.message_id"
+        )
+    if message.role is Role.SYSTEM and not opts.allow_system_sources:
+        raise _Reject(
+            Code.SPAN_FROM_SYSTEM_MESSAGE, "system text is not a memory source", "span.message_id"
+        )
+    text = message.text
+    correction = None
+    if text[span.start : span.end] != span.quote or span.end - span.start != len(span.quote):
+        first = text.find(span.quote)
+        if first < 0:
+            raise _Reject(
+                Code.SPAN_NOT_FOUND,
+                f"quote does not occur in message {span.message_id}",
+                "span.quote",
+            )
+        if text.find(span.quote, first + 1) >= 0:
+            raise _Reject(
+                Code.SPAN_OFFSETS_AMBIGUOUS,
+                f"offsets [{span.start}:{span.end}] do not hold the quote, "
+                "which occurs more than once",
+                "span.start",
+            )
+        correction = SpanCorrection(
+            candidate_id=unit.id, message_id=span.message_id, quote=span.quote,
+            claimed_start=span.start, claimed_end=span.end,
+            start=first, end=first + len(span.quote),
+        )  # fmt: skip
+    start = correction.start if correction else span.start
+    end = start + len(span.quote)
+    for lo, hi in message.placeholder_ranges:
+        if start < hi and lo < end:
+            raise _Reject(
+                Code.SPAN_QUOTES_PLACEHOLDER, "non-text parts cannot be quoted", "span.quote"
+            )
+    return message, correction
+
+
+# --- Rule 3: origin and type follow the speaker ---------------------------------------------
+
+_ALLOWED_ORIGINS = {
+    Role.USER: {Origin.USER},
+    Role.ASSISTANT: {Origin.MODEL_OUTPUT},
+    Role.TOOL: {Origin.TOOL, Origin.EXTERNAL_SOURCE},
+    Role.SYSTEM: {Origin.SYSTEM},
+}
+_TYPE_ROLES = {
+    MemoryType.TOOL_OBSERVATION: {Role.TOOL},
+    MemoryType.EXTERNAL_SOURCE_CLAIM: {Role.TOOL, Role.USER},
+    MemoryType.MODEL_INFERENCE: {Role.ASSISTANT},
+    MemoryType.PREFERENCE: {Role.USER, Role.SYSTEM},
+    MemoryType.ASSERTION_EVENT: {Role.USER, Role.SYSTEM, Role.TOOL},
+}
+_TYPE_KIND = {
+    MemoryType.ASSERTION_EVENT: CandidateKind.OBSERVATION,
+    MemoryType.TOOL_OBSERVATION: CandidateKind.OBSERVATION,
+    MemoryType.INTERACTION_EVENT: CandidateKind.OBSERVATION,
+    MemoryType.WORLD_PROPOSITION: CandidateKind.PROPOSITION,
+    MemoryType.MODEL_INFERENCE: CandidateKind.PROPOSITION,
+    MemoryType.EXTERNAL_SOURCE_CLAIM: CandidateKind.PROPOSITION,
+    MemoryType.PREFERENCE: CandidateKind.PROPOSITION,
+}
+
+
+def check_origin(unit: CandidateUnit, message: Message) -> None:
+    if unit.origin not in _ALLOWED_ORIGINS[message.role]:
+        raise _Reject(
+            Code.ORIGIN_LAUNDERING,
+            f"text of a {message.role.value} message cannot have origin {unit.origin.value}",
+            "origin",
+        )
+    roles = _TYPE_ROLES.get(unit.memory_type)
+    if roles is not None and message.role not in roles:
+        raise _Reject(
+            Code.TYPE_ROLE_MISMATCH,
+            f"a {unit.memory_type.value} cannot be quoted from a {message.role.value} message",
+            "memory_type",
+        )
+    expected = _TYPE_KIND.get(unit.memory_type)
+    if expected is not None and unit.kind is not expected:
+        raise _Reject(
+            Code.KIND_MISMATCH, f"a {unit.memory_type.value} is an {expected.value}", "kind"
+        )
+
+
+# --- Rule 4: uncertainty --------------------------------------------------------------------
+
+HEDGE_CUES = re.compile(
+    r"\b(i think|i believe|i guess|i suppose|i assume|i'?m not (?:sure|certain)|not sure|"
+    r"i doubt|i suspect|maybe|perhaps|probably|possibly|likely|might|may be|may have|"
+    r"could be|seems?|apparently|supposedly|allegedly|presumably|i reckon|if i recall|"
+    r"i'?m pretty sure|i feel like)\b",
+    re.IGNORECASE,
+)
+APPROX_CUES = re.compile(
+    r"(\b(?:approximately|approx\.?|roughly|about|around|nearly|almost|circa|some|"
+    r"an estimated|estimated|more or less|give or take|ish)\s*[$€£¥]?\s*\d|"
+    r"~\s*[$€£¥]?\d|\bor so\b)",
+    re.IGNORECASE,
+)
+REPORTED_CUES = re.compile(
+    r"\b(told me|tells me|said that|says that|says|said|according to|claims?|claimed|"
+    r"reportedly|i heard|heard that|they say|people say|rumou?red|rumou?r has it)\b",
+    re.IGNORECASE,
+)
+_CONTENT_HEDGE = re.compile(
+    r"\b(think|thinks|believes?|guess(?:es)?|supposes?|assumes?|not sure|unsure|uncertain|doubts?|"
+    r"suspects?|maybe|perhaps|probably|possibly|possible|likely|unlikely|might|may|could|seems?|"
+    r"apparently|supposedly|allegedly|presumably|reckons?|recalls?|feels? like|pretty sure|"
+    r"hedged?)\b",
+    re.IGNORECASE,
+)
+_CONTENT_APPROX = re.compile(
+    r"(\b(approximately|approx|roughly|about|around|nearly|almost|circa|some|estimated|or so|"
+    r"more or less|give or take)\b|~)",
+    re.IGNORECASE,
+)
+_CONTENT_REPORTED = re.compile(
+    r"\b(told|tells|said|says|according|claims?|claimed|reportedly|reported|heard|rumou?r\w*|"
+    r"stated|states|mentioned|relayed)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Cues:
+    hedged: bool
+    approximate: bool
+    reported: bool
+
+    @property
+    def any(self) -> bool:
+        return self.hedged or self.approximate or self.reported
+
+
+def uncertainty_cues(text: str) -> Cues:
+    """Which kinds of uncertainty a piece of text carries (epistemic, approximate, reported)."""
+    return Cues(
+        bool(HEDGE_CUES.search(text)),
+        bool(APPROX_CUES.search(text)),
+        bool(REPORTED_CUES.search(text)),
+    )
+
+
+def check_uncertainty(unit: CandidateUnit) -> None:
+    cues = uncertainty_cues(unit.span.quote)
+    if not cues.any or (
+        unit.kind is CandidateKind.OBSERVATION
+        and unit.memory_type is MemoryType.ASSERTION_EVENT
+        and _quotes_whole(unit)
+    ):
+        return
+    if (cues.hedged or cues.approximate) and not unit.uncertainty.hedges:
+        raise _Reject(
+            Code.UNCERTAINTY_DROPPED,
+            "the quote is hedged but uncertainty.hedges is empty",
+            "uncertainty.hedges",
+        )
+    if cues.reported and unit.uncertainty.reported_by is None and not cues.hedged:
+        raise _Reject(
+            Code.UNCERTAINTY_DROPPED,
+            "the quote is reported speech but uncertainty.reported_by is empty",
+            "uncertainty.reported_by",
+        )
+    missing = [
+        name
+        for name, present, pattern in (
+            ("hedge", cues.hedged, _CONTENT_HEDGE),
+            ("approximation", cues.approximate, _CONTENT_APPROX),
+            ("attribution", cues.reported, _CONTENT_REPORTED),
+        )
+        if present and not pattern.search(unit.content)
+    ]
+    if missing:
+        raise _Reject(
+            Code.UNCERTAINTY_DROPPED,
+            "the content states as plain fact what the quote qualifies "
+            f"({', '.join(missing)} dropped)",
+            "content",
+        )
+
+
+def _quotes_whole(unit: CandidateUnit) -> bool:
+    """An assertion event whose content contains the quote verbatim keeps every hedge in it."""
+    return unit.span.quote in unit.content
+
+
+# --- Rule 5: time ---------------------------------------------------------------------------
+
+
+def check_time(unit: CandidateUnit, message: Message) -> None:
+    t = unit.temporal
+    for name in ("valid_from", "valid_to"):
+        value = getattr(t, name)
+        if value is not None and interval(value) is None:
+            raise _Reject(
+                Code.TEMPORAL_INVALID, f"{value!r} is not an ISO 8601 date", f"temporal.{name}"
+            )
+    if t.valid_from and t.valid_to and not ordered(t.valid_from, t.valid_to):
+        raise _Reject(Code.TEMPORAL_INVALID, "valid_from is after valid_to", "temporal.valid_from")
+    if not t.expression or (t.valid_from is None and t.valid_to is None):
+        return
+    absolute = resolve(t.expression, None)
+    anchored = resolve(t.expression, message.timestamp) if message.timestamp else None
+    if absolute is None and message.timestamp is None and anchored is None:
+        if _relative_words(t.expression):
+            raise _Reject(
+                Code.TEMPORAL_UNANCHORED,
+                f"{t.expression!r} is relative and the message has no timestamp "
+                "to resolve it against",
+                "temporal.valid_from",
+            )
+        return
+    expected = anchored or absolute
+    if expected is None:
+        return
+    for name in ("valid_from", "valid_to"):
+        got, want = getattr(t, name), getattr(expected, name)
+        if got is not None and want is not None and got[: len(want)] != want:
+            raise _Reject(
+                Code.TEMPORAL_MISRESOLVED,
+                f"{t.expression!r} resolves to {name}={want} against the message time, not {got}",
+                f"temporal.{name}",
+            )
+
+
+_RELATIVE = re.compile(
+    r"\b(yesterday|today|tomorrow|tonight|ago|last|next|this|since|recently|week|month|year)\b",
+    re.IGNORECASE,
+)
+
+
+def _relative_words(expression: str) -> bool:
+    return bool(_RELATIVE.search(expression)) and not re.search(r"\b\d{4}\b", expression)
+
+
+# --- Rule 7 and the driver ------------------------------------------------------------------
+
+
+def _raw_candidates(raw: Any) -> list[Any]:
+    if isinstance(raw, ExtractionOutput):
+        return [c.model_dump(mode="json") for c in raw.candidates]
+    if isinstance(raw, str | bytes):
+        try:
+            raw = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise ExtractionOutputError(
+                f"extraction output is not JSON: {exc}", raw_output=str(raw)[:2000]
+            ) from None
+    if isinstance(raw, list):
+        return raw
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("candidates", []), list):
+        raise ExtractionOutputError("extraction output must be an object with a 'candidates' list")
+    return list(raw.get("candidates", []))
+
+
+def validate_extraction(
+    raw: Any, conversation: Conversation, options: ValidationOptions | None = None
+) -> ValidationReport:
+    """Validate an extraction against its conversation. Raises only when the output is not an
+    extraction at all (:class:`~extractor.errors.ExtractionOutputError`)."""
+    opts = options or ValidationOptions()
+    items = _raw_candidates(raw)
+    report = ValidationReport(conversation_id=conversation.id)
+    units: dict[str, tuple[int, CandidateUnit, Any]] = {}
+    roles: dict[str, Role] = {}
+    for index, item in enumerate(items):
+        cid = (
+            item.get("id")
+            if isinstance(item, Mapping) and isinstance(item.get("id"), str)
+            else None
+        )
+        try:
+            if index >= opts.max_candidates:
+                raise _Reject(
+                    Code.CANDIDATE_LIMIT_EXCEEDED, f"more than {opts.max_candidates} candidates"
+                )
+            unit, message, correction = _check_one(item, conversation, opts)
+            if unit.id in units:
+                raise _Reject(Code.DUPLICATE_ID, f"id {unit.id!r} is used twice", "id")
+        except _Reject as r:
+            report.rejections.append(
+                Rejection(
+                    index=index,
+                    candidate_id=cid,
+                    code=r.code,
+                    field=r.field,
+                    message=r.message,
+                    raw=item,
+                )
+            )
+            continue
+        if correction is not None:
+            report.corrections.append(correction)
+            unit = unit.model_copy(
+                update={
+                    "span": unit.span.model_copy(
+                        update={"start": correction.start, "end": correction.end}
+                    )
+                }
+            )
+        units[unit.id] = (index, unit, item)
+        roles[unit.id] = message.role
+    rejected_ids = {r.candidate_id for r in report.rejections if r.candidate_id}
+    _check_structure(units, roles, rejected_ids, report)
+    report.accepted = [u for _, u, _ in sorted(units.values(), key=lambda t: t[0])]
+    report.rejections.sort(key=lambda r: r.index)
+    accepted_ids = {u.id for u in report.accepted}
+    report.corrections = [c for c in report.corrections if c.candidate_id in accepted_ids]
+    return report
+
+
+def _check_one(
+    item: Any, conversation: Conversation, opts: ValidationOptions
+) -> tuple[CandidateUnit, Message, SpanCorrection | None]:
+    if isinstance(item, Mapping):
+        span = item.get("span")
+        quote = span.get("quote", "") if isinstance(span, Mapping) else ""
+        check_no_certification(item, quote if isinstance(quote, str) else "")
+    unit = parse_unit(item)
+    message, correction = ground_span(unit, conversation, opts)
+    check_origin(unit, message)
+    check_uncertainty(unit)
+    check_time(unit, message)
+    return unit, message, correction
+
+
+def _check_structure(
+    units: dict[str, tuple[int, CandidateUnit, Any]],
+    roles: dict[str, Role],
+    rejected_ids: set[str],
+    report: ValidationReport,
+) -> None:
+    """Parents must exist and be accepted, without cycles; a user's world proposition must be
+    linked to the assertion event it came from. Rejections cascade to children."""
+    changed = True
+    while changed:
+        changed = False
+        for cid, (index, unit, raw) in list(units.items()):
+            problem = _structure_problem(unit, units, roles, rejected_ids)
+            if problem is not None:
+                code, message = problem
+                report.rejections.append(
+                    Rejection(
+                        index=index,
+                        candidate_id=cid,
+                        code=code,
+                        field="parent_ids",
+                        message=message,
+                        raw=raw,
+                    )
+                )
+                rejected_ids.add(cid)
+                del units[cid]
+                changed = True
+
+
+def _structure_problem(
+    unit: CandidateUnit,
+    units: Mapping[str, tuple[int, CandidateUnit, Any]],
+    roles: Mapping[str, Role],
+    rejected_ids: set[str],
+) -> tuple[Code, str] | None:
+    for parent in unit.parent_ids:
+        if parent == unit.id or _reaches(parent, unit.id, units):
+            return Code.PARENT_CYCLE, f"parent {parent!r} leads back to {unit.id!r}"
+        if parent in rejected_ids:
+            return Code.PARENT_REJECTED, f"parent {parent!r} was rejected"
+        if parent not in units:
+            return Code.PARENT_UNKNOWN, f"parent {parent!r} is not a candidate in this output"
+    if unit.memory_type is MemoryType.WORLD_PROPOSITION and roles[unit.id] is Role.USER:
+        linked = any(
+            units[p][1].memory_type is MemoryType.ASSERTION_EVENT
+            and units[p][1].span.message_id == unit.span.message_id
+            for p in unit.parent_ids
+        )
+        if not linked:
+            return (
+                Code.PROPOSITION_UNLINKED,
+                "a user's world proposition needs its ASSERTION_EVENT as a parent",
+            )
+    return None
+
+
+def _reaches(start: str, target: str, units: Mapping[str, tuple[int, CandidateUnit, Any]]) -> bool:
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        node = stack.pop()
+        if node == target:
+            return True
+        if node in seen or node not in units:
+            continue
+        seen.add(node)
+        stack.extend(units[node][1].parent_ids)
+    return False
+
+
+__all__ = [
+    "Code",
+    "Rejection",
+    "SpanCorrection",
+    "TemporalKind",
+    "ValidationOptions",
+    "ValidationReport",
+    "uncertainty_cues",
+    "validate_extraction",
+]
