@@ -1,8 +1,9 @@
 """The extraction prompt: template files in ``prompts/``, rendered with the transcript.
 
-Prompts are data. A prompt directory holds ``prompt.toml`` (id, version, file names), a plain system prompt and a ``string.Template``
-for the user turn; a missing variable fails loudly. The prompt's hash covers the exact
-bytes of every file, so any edit changes the hash recorded in each output.
+Prompts are data. A prompt directory holds ``prompt.toml`` (id, version, file names), a plain
+system prompt and a ``string.Template`` for the user turn; a missing variable fails loudly. The
+prompt's hash covers the exact bytes of every file, so any edit changes the hash recorded in
+each output.
 
 Untrusted text cannot escape its section: each message is rendered as one line of JSON with
 ``<``, ``>`` and ``&`` escaped as ``\\u003c``-style sequences, so a message containing

@@ -19,6 +19,7 @@ from .candidates import MemoryCandidate
 from .conversation import Message
 from .decisions import AdmissionDecision
 from .extraction import ExtractionOutput
+from .results import ConversationResult, FailureRecord
 from .validation import ValidationReport
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -46,6 +47,8 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "memory-candidate": lambda: MemoryCandidate,
     "validation-report": lambda: ValidationReport,
     "admission-decision": lambda: AdmissionDecision,
+    "result": lambda: ConversationResult,
+    "failure": lambda: FailureRecord,
 }
 
 

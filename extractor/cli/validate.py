@@ -29,7 +29,9 @@ def validate(
     """
     convs = list(iter_inputs([conversation]))
     if len(convs) != 1:
-        raise click.UsageError(f"{conversation}: expected exactly one conversation, got {len(convs)}")
+        raise click.UsageError(
+            f"{conversation}: expected exactly one conversation, got {len(convs)}"
+        )
     conv = convs[0]
     if isinstance(conv, InputError):
         raise click.ClickException(str(conv))

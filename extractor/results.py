@@ -1,0 +1,91 @@
+"""What a run writes: one :class:`ConversationResult` line per conversation processed, and one
+:class:`FailureRecord` line per conversation that could not be processed.
+
+Both are public contracts (``schemas/result.schema.json``, ``schemas/failure.schema.json``):
+every input conversation ends up exactly once in one of the two files.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._version import SCHEMA_VERSION
+from .candidates import MemoryCandidate
+from .clients.base import AttemptRecord, Usage
+from .decisions import AdmissionDecision
+from .validation import Rejection, SpanCorrection
+
+Stage = Literal["load", "extract", "validate", "admit", "record"]
+
+
+class InputRef(BaseModel):
+    """Where a conversation came from, so a user can find it again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str | None = None
+    line: int | None = None
+    field: str | None = None
+
+
+class RunProvenance(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    prompt_id: str
+    prompt_version: str
+    prompt_hash: str
+    schema_version: str = SCHEMA_VERSION
+    policy_id: str
+    policy_version: str
+    extractor_version: str
+
+
+class Timings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    extract_ms: float = 0.0
+    validate_ms: float = 0.0
+    admit_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class ConversationResult(BaseModel):
+    """Everything decided about one conversation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: str = SCHEMA_VERSION
+    conversation_id: str
+    conversation_hash: str = Field(description="Content hash of the conversation (resume key).")
+    input: InputRef = Field(default_factory=InputRef)
+    candidates: list[MemoryCandidate] = Field(default_factory=list)
+    decisions: list[AdmissionDecision] = Field(default_factory=list)
+    rejections: list[Rejection] = Field(default_factory=list)
+    corrections: list[SpanCorrection] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    attempts: int = 1
+    failed_attempts: list[AttemptRecord] = Field(default_factory=list)
+    chunks: int = 1
+    cached: bool = False
+    timings: Timings = Field(default_factory=Timings)
+    provenance: RunProvenance
+    recorded_at: datetime
+
+
+class FailureRecord(BaseModel):
+    """A conversation that could not be processed, with the stage and the reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: str = SCHEMA_VERSION
+    conversation_id: str | None
+    conversation_hash: str | None = None
+    input: InputRef
+    stage: Stage
+    error_code: str
+    error: str
+    recorded_at: datetime
