@@ -458,9 +458,9 @@ def _raw_candidates(raw: Any) -> list[Any]:
             ) from None
     if isinstance(raw, list):
         return raw
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("candidates", []), list):
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("candidates"), list):
         raise ExtractionOutputError("extraction output must be an object with a 'candidates' list")
-    return list(raw.get("candidates", []))
+    return list(raw["candidates"])
 
 
 def validate_extraction(
@@ -542,6 +542,15 @@ def _check_structure(
 ) -> None:
     """Parents must exist and be accepted, without cycles; a user's world proposition must be
     linked to the assertion event it came from. Rejections cascade to children."""
+    on_cycle = [cid for cid, (_, unit, _) in units.items() if _on_cycle(unit, units)]
+    for cid in on_cycle:
+        index, _, raw = units.pop(cid)
+        message = f"{cid!r} is its own ancestor"
+        report.rejections.append(
+            Rejection(index=index, candidate_id=cid, code=Code.PARENT_CYCLE, field="parent_ids",
+                      message=message, raw=raw)
+        )  # fmt: skip
+        rejected_ids.add(cid)
     changed = True
     while changed:
         changed = False
@@ -571,8 +580,6 @@ def _structure_problem(
     rejected_ids: set[str],
 ) -> tuple[Code, str] | None:
     for parent in unit.parent_ids:
-        if parent == unit.id or _reaches(parent, unit.id, units):
-            return Code.PARENT_CYCLE, f"parent {parent!r} leads back to {unit.id!r}"
         if parent in rejected_ids:
             return Code.PARENT_REJECTED, f"parent {parent!r} was rejected"
         if parent not in units:
@@ -591,12 +598,12 @@ def _structure_problem(
     return None
 
 
-def _reaches(start: str, target: str, units: Mapping[str, tuple[int, CandidateUnit, Any]]) -> bool:
+def _on_cycle(unit: CandidateUnit, units: Mapping[str, tuple[int, CandidateUnit, Any]]) -> bool:
     seen: set[str] = set()
-    stack = [start]
+    stack = list(unit.parent_ids)
     while stack:
         node = stack.pop()
-        if node == target:
+        if node == unit.id:
             return True
         if node in seen or node not in units:
             continue
