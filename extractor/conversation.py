@@ -21,15 +21,24 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+)
 
 from .errors import InputError, InputLocation, LimitExceeded
 from .hashing import content_hash
@@ -40,6 +49,12 @@ DEFAULT_MAX_MESSAGES = 5_000
 DEFAULT_MAX_CANDIDATES = 200
 
 INPUT_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
+
+#: ISO 8601 date or date-time as accepted for message timestamps (a bare number is not).
+ISO_TIMESTAMP_PATTERN = (
+    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:?\d{2})?$"
+)
+_ISO_TIMESTAMP = re.compile(ISO_TIMESTAMP_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -85,16 +100,42 @@ class Message(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     id: str | None = Field(default=None, description="Stable message id; derived if missing.")
-    role: Role
+    role: Annotated[
+        Role,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "enum": [*(r.value for r in Role), "developer"],
+                "description": "OpenAI chat role; 'developer' is read as 'system'.",
+            }
+        ),
+    ]
     content: str | list[ContentPart] | None = None
     name: str | None = None
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
-    timestamp: datetime | None = Field(default=None, description="ISO 8601 time of the message.")
+    timestamp: Annotated[
+        datetime | None,
+        WithJsonSchema(
+            {
+                "anyOf": [{"type": "string", "pattern": ISO_TIMESTAMP_PATTERN}, {"type": "null"}],
+                "description": "ISO 8601 date or date-time of the message.",
+            }
+        ),
+    ] = None
     commitment: Commitment | None = Field(
         default=None,
         description="Assistant messages only: the response-commitment decision (PERMIT / HOLD).",
     )
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _iso_only(cls, value: Any) -> Any:
+        if isinstance(value, str) and not _ISO_TIMESTAMP.match(value):
+            raise ValueError(f"timestamp {value!r} is not an ISO 8601 date-time")
+        if value is not None and not isinstance(value, str | datetime):
+            raise ValueError("timestamp must be an ISO 8601 string")
+        return value
 
     @field_validator("role", mode="before")
     @classmethod
@@ -183,7 +224,7 @@ def conversation_from_data(
             location,
         )
     conv_id = data.get("id")
-    if conv_id is not None and not isinstance(conv_id, str | int):
+    if conv_id is not None and (isinstance(conv_id, bool) or not isinstance(conv_id, str | int)):
         raise InputError("conversation id must be a string", _at(location, None, "id"))
     messages = data.get("messages")
     if conv_id is None:

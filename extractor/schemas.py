@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -31,7 +31,7 @@ class ConversationObject(BaseModel):
 
     model_config = ConfigDict(extra="allow", title="ConversationObject")
 
-    id: str | int | None = None
+    id: Annotated[str, Field(strict=True)] | Annotated[int, Field(strict=True)] | None = None
     messages: list[Message] = Field(min_length=1)
     metadata: dict[str, Any] = Field(default_factory=dict)
 

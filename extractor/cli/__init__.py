@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import click
 
+from ._common import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
 from .schema import schema
 from .validate import validate
-
-EXIT_OK = 0
-EXIT_REJECTED = 1
-EXIT_USAGE = 2
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -38,6 +35,9 @@ def cli() -> None:
 
 cli.add_command(schema)
 cli.add_command(validate)
+
+
+__all__ = ["EXIT_OK", "EXIT_REJECTED", "EXIT_USAGE", "UnusableInput", "cli", "main"]
 
 
 def main() -> None:

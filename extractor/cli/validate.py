@@ -8,6 +8,7 @@ import click
 from ..conversation import Conversation, iter_inputs
 from ..errors import ExtractorError, InputError
 from ..validation import ValidationOptions, validate_extraction
+from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput
 
 
 @click.command()
@@ -34,14 +35,14 @@ def validate(
         )
     conv = convs[0]
     if isinstance(conv, InputError):
-        raise click.ClickException(str(conv))
+        raise UnusableInput(str(conv))
     assert isinstance(conv, Conversation)
     try:
         report = validate_extraction(
             extraction.read(), conv, ValidationOptions(allow_system_sources=allow_system_sources)
         )
     except ExtractorError as exc:
-        raise click.ClickException(f"{extraction.name}: {exc}") from None
+        raise UnusableInput(f"{extraction.name}: {exc}") from None
     if as_json:
         click.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
@@ -53,4 +54,4 @@ def validate(
             field = f" ({r.field})" if r.field else ""
             click.echo(f"rejected {r.candidate_id or '#' + str(r.index)}: {r.code.value}{field}: "
                        f"{r.message}")  # fmt: skip
-    raise SystemExit(0 if report.ok else 1)
+    raise SystemExit(EXIT_OK if report.ok else EXIT_REJECTED)
