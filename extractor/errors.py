@@ -13,7 +13,8 @@
     │   └── OutputTruncated             finish_reason="length": output cut off
     ├── PolicyError                     an admission policy file is invalid (names the rule)
     ├── LedgerError                     the SQLite ledger could not be written or read
-    └── OutputWriteError                a result or failures file could not be written
+    ├── OutputWriteError                a result or failures file could not be written
+    └── PipelineError                   a pipeline stage failed unexpectedly (carries the stage)
 
 Every error carries the data a caller needs to report it (input file, line, conversation id,
 field) and renders it in ``str(error)``, so a CLI can print it as is.
@@ -128,3 +129,17 @@ class LedgerError(ExtractorError):
 
 class OutputWriteError(ExtractorError):
     code = "OUTPUT_WRITE_FAILED"
+
+
+class PipelineError(ExtractorError):
+    """A pipeline stage failed in an unexpected way (a bug, or a user-supplied component raising
+    something that is not an :class:`ExtractorError`). ``stage`` names the stage, so a batch can
+    record the conversation as failed there and go on; the original exception is ``__cause__``."""
+
+    code = "PIPELINE_ERROR"
+
+    def __init__(self, message: str, *, stage: str, conversation_id: str | None = None) -> None:
+        self.stage = stage
+        self.conversation_id = conversation_id
+        where = f"conversation {conversation_id!r}, " if conversation_id is not None else ""
+        super().__init__(f"{where}stage {stage}: {message}")
