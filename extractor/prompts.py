@@ -15,17 +15,21 @@ exactly, and spans computed on it match the transcript.
 from __future__ import annotations
 
 import json
+import os
+import re
 import string
 import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from .conversation import Conversation, Message
+from ._paths import shipped_dir
+from .conversation import Conversation, Message, conversation_from_data
+from .errors import InputError, InputLocation
 from .hashing import text_hash
 
-#: The prompts shipped with the project (top-level ``prompts/`` of the checkout or the wheel).
-DEFAULT_PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+#: The prompts shipped with the project (``$EXTRACTOR_PROMPTS_DIR`` overrides).
+DEFAULT_PROMPTS_DIR = Path(os.environ.get("EXTRACTOR_PROMPTS_DIR") or shipped_dir("prompts"))
 DEFAULT_PROMPT_ID = "extract_candidates"
 
 
@@ -86,3 +90,65 @@ def load_prompt(directory: Path | None = None, prompt_id: str = DEFAULT_PROMPT_I
         raise ValueError(f"{base / meta['user']}: invalid $-placeholder in template")
     digest = text_hash("\0".join([meta_bytes.decode("utf-8"), system, user]))
     return Prompt(meta["id"], meta["version"], digest, system, user)
+
+
+_CONVERSATION_OPEN = re.compile(r'^<conversation id="(?P<id>.*)">$')
+_TOOL_CALL = re.compile(r"(?:^|; )(?P<name>[A-Za-z_][\w.\-]*)\(")
+
+
+def parse_transcript(user_content: str) -> Conversation:
+    """Rebuild the conversation from a rendered user turn: the inverse of :meth:`Prompt.render`.
+
+    The mock server uses this to see exactly what a model would see. Text, ids, roles, names,
+    times and commitments round-trip; multi-part content comes back as its rendered text (with
+    placeholders such as ``[image]`` as plain text), and tool calls are split back at
+    ``"; name("`` boundaries. Raises :class:`~extractor.errors.InputError` when the text holds
+    no rendered ``<conversation>`` block.
+    """
+    lines = user_content.split("\n")
+    start = next((i for i, line in enumerate(lines) if _CONVERSATION_OPEN.match(line)), None)
+    where = InputLocation(source="<prompt>")
+    if start is None or "</conversation>" not in lines[start + 1 :]:
+        raise InputError("no rendered <conversation> block in the prompt", where)
+    match = _CONVERSATION_OPEN.match(lines[start])
+    assert match is not None
+    end = lines.index("</conversation>", start + 1)
+    conv_id = _unescape(match.group("id"))
+    messages = []
+    for number, line in enumerate(lines[start + 1 : end], start=start + 2):
+        try:
+            entry = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"line {number} of the transcript is not JSON: {exc}", where) from None
+        if not isinstance(entry, dict) or not {"id", "role", "text"} <= entry.keys():
+            raise InputError(f"line {number} of the transcript is not a message entry", where)
+        messages.append(_message_from_entry(entry))
+    return conversation_from_data({"id": conv_id, "messages": messages}, location=where)
+
+
+def _message_from_entry(entry: dict[str, str]) -> dict[str, object]:
+    message: dict[str, object] = {
+        "id": entry["id"],
+        "role": entry["role"],
+        "content": entry["text"],
+    }
+    for key, target in (("name", "name"), ("time", "timestamp"), ("commitment", "commitment")):
+        if key in entry:
+            message[target] = entry[key]
+    if "tool_calls" in entry:
+        message["tool_calls"] = _parse_tool_calls(entry["tool_calls"])
+    return message
+
+
+def _parse_tool_calls(rendered: str) -> list[dict[str, object]]:
+    starts = list(_TOOL_CALL.finditer(rendered))
+    calls = []
+    for i, m in enumerate(starts):
+        stop = starts[i + 1].start() if i + 1 < len(starts) else len(rendered)
+        body = rendered[m.end() : stop]
+        calls.append({"function": {"name": m.group("name"), "arguments": body.removesuffix(")")}})
+    return calls
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")

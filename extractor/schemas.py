@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
+from ._paths import shipped_dir
 from ._version import SCHEMA_VERSION
 from .candidates import MemoryCandidate
 from .conversation import Message
@@ -23,7 +24,7 @@ from .results import ConversationResult, FailureRecord
 from .validation import ValidationReport
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-DEFAULT_SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
+DEFAULT_SCHEMAS_DIR = shipped_dir("schemas")
 
 
 class ConversationObject(BaseModel):
