@@ -1,0 +1,247 @@
+"""Named schema migrations for the SQLite ledger.
+
+The ledger's tables are a public contract (documented column by column in the README), so the
+schema only ever changes through a new, named migration appended to :data:`MIGRATIONS`. Each
+migration runs in one transaction together with the row that records it in ``migrations``: a
+crash leaves the database either before or after the migration, never half-way. Opening a ledger
+applies whatever is pending; several processes opening a fresh file at once are serialized by
+``BEGIN IMMEDIATE`` and the re-check inside it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from ..errors import LedgerError
+
+Migration = Callable[[sqlite3.Connection], None]
+
+MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS migrations (
+    name TEXT PRIMARY KEY,
+    applied_at TEXT NOT NULL
+)"""
+
+
+def m001_initial(db: sqlite3.Connection) -> None:
+    """Runs, conversations (one row per recorded result), candidates, decisions, rejections,
+    failures and content-addressed transcripts."""
+    db.execute("""CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'interrupted')),
+    model TEXT NOT NULL,
+    prompt_id TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    schema_version TEXT NOT NULL,
+    policy_id TEXT NOT NULL,
+    policy_version TEXT NOT NULL,
+    extractor_version TEXT NOT NULL,
+    settings_json TEXT NOT NULL,
+    summary_json TEXT
+)""")
+    db.execute("""CREATE TABLE conversations (
+    result_key TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs (run_id),
+    conversation_id TEXT NOT NULL,
+    conversation_hash TEXT NOT NULL,
+    source TEXT,
+    line INTEGER,
+    field TEXT,
+    model TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    schema_version TEXT NOT NULL,
+    policy_id TEXT NOT NULL,
+    policy_version TEXT NOT NULL,
+    candidate_count INTEGER NOT NULL,
+    rejection_count INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    chunks INTEGER NOT NULL,
+    cached INTEGER NOT NULL CHECK (cached IN (0, 1)),
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    total_ms REAL NOT NULL,
+    recorded_at TEXT NOT NULL,
+    result_json TEXT NOT NULL
+)""")
+    db.execute("""CREATE TABLE candidates (
+    result_key TEXT NOT NULL REFERENCES conversations (result_key),
+    memory_id TEXT NOT NULL,
+    run_id TEXT NOT NULL REFERENCES runs (run_id),
+    conversation_id TEXT NOT NULL,
+    conversation_hash TEXT NOT NULL,
+    candidate_id TEXT NOT NULL,
+    candidate_hash TEXT NOT NULL,
+    content TEXT NOT NULL,
+    memory_type TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    origin_kind TEXT NOT NULL,
+    verification_state TEXT NOT NULL,
+    lifecycle_state TEXT NOT NULL,
+    temporal_kind TEXT NOT NULL,
+    temporal_expression TEXT,
+    valid_from TEXT,
+    valid_to TEXT,
+    observed_at TEXT,
+    recorded_at TEXT NOT NULL,
+    parent_memory_ids TEXT NOT NULL,
+    requested_uses TEXT NOT NULL,
+    evidence_ids TEXT NOT NULL,
+    evidence_ref TEXT NOT NULL,
+    evidence_hash TEXT NOT NULL,
+    quote TEXT NOT NULL,
+    span_corrected INTEGER NOT NULL CHECK (span_corrected IN (0, 1)),
+    hedges TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    memory_schema_version TEXT NOT NULL,
+    candidate_json TEXT NOT NULL,
+    PRIMARY KEY (result_key, memory_id)
+)""")
+    db.execute("""CREATE TABLE decisions (
+    result_key TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    run_id TEXT NOT NULL REFERENCES runs (run_id),
+    input_hash TEXT NOT NULL,
+    persist INTEGER NOT NULL CHECK (persist IN (0, 1)),
+    lifecycle_state TEXT NOT NULL,
+    allowed_uses TEXT NOT NULL,
+    forbidden_uses TEXT NOT NULL,
+    denied_requested_uses TEXT NOT NULL,
+    eligible_for_admission INTEGER NOT NULL CHECK (eligible_for_admission IN (0, 1)),
+    flags TEXT NOT NULL,
+    rules_fired TEXT NOT NULL,
+    policy_id TEXT NOT NULL,
+    policy_version TEXT NOT NULL,
+    as_of TEXT,
+    decision_json TEXT NOT NULL,
+    PRIMARY KEY (result_key, memory_id),
+    FOREIGN KEY (result_key, memory_id) REFERENCES candidates (result_key, memory_id)
+)""")
+    db.execute("""CREATE TABLE rejections (
+    result_key TEXT NOT NULL REFERENCES conversations (result_key),
+    seq INTEGER NOT NULL,
+    run_id TEXT NOT NULL REFERENCES runs (run_id),
+    conversation_id TEXT NOT NULL,
+    candidate_index INTEGER NOT NULL,
+    candidate_id TEXT,
+    code TEXT NOT NULL,
+    field TEXT,
+    message TEXT NOT NULL,
+    raw_json TEXT NOT NULL,
+    PRIMARY KEY (result_key, seq)
+)""")
+    db.execute("""CREATE TABLE failures (
+    failure_key TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs (run_id),
+    conversation_id TEXT,
+    conversation_hash TEXT,
+    source TEXT,
+    line INTEGER,
+    field TEXT,
+    stage TEXT NOT NULL,
+    error_code TEXT NOT NULL,
+    error TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    failure_json TEXT NOT NULL
+)""")
+    db.execute("""CREATE TABLE transcripts (
+    conversation_hash TEXT PRIMARY KEY,
+    conversation_id TEXT NOT NULL,
+    conversation_json TEXT NOT NULL
+)""")
+    for table, column in [
+        ("conversations", "run_id"),
+        ("conversations", "conversation_id"),
+        ("conversations", "conversation_hash"),
+        ("candidates", "memory_id"),
+        ("candidates", "conversation_id"),
+        ("candidates", "run_id"),
+        ("decisions", "input_hash"),
+        ("decisions", "run_id"),
+        ("rejections", "run_id"),
+        ("rejections", "conversation_id"),
+        ("failures", "run_id"),
+        ("failures", "conversation_id"),
+    ]:
+        db.execute(f"CREATE INDEX idx_{table}_{column} ON {table} ({column})")
+
+
+def m002_memory_ledger_view(db: sqlite3.Connection) -> None:
+    """The seed chapter's memory-ledger record: each candidate joined with its decision."""
+    db.execute("""CREATE VIEW memory_ledger AS
+SELECT
+    c.memory_id,
+    c.content,
+    c.memory_type,
+    c.origin_kind,
+    c.verification_state,
+    c.valid_from,
+    c.valid_to,
+    c.observed_at,
+    c.recorded_at,
+    COALESCE(d.lifecycle_state, c.lifecycle_state) AS lifecycle_state,
+    c.parent_memory_ids,
+    d.allowed_uses,
+    d.forbidden_uses,
+    d.persist,
+    d.policy_id AS admission_policy_id,
+    d.policy_version AS admission_policy_version,
+    c.memory_schema_version,
+    c.prompt_hash AS normalizer_version,
+    c.evidence_ref,
+    c.evidence_hash,
+    d.input_hash AS decision_input_hash,
+    c.conversation_id,
+    c.run_id,
+    c.result_key
+FROM candidates AS c
+LEFT JOIN decisions AS d ON d.result_key = c.result_key AND d.memory_id = c.memory_id""")
+
+
+#: Every migration, in order. Append only: never edit or reorder one that has shipped.
+MIGRATIONS: list[Migration] = [m001_initial, m002_memory_ledger_view]
+
+
+def migration_names() -> list[str]:
+    return [m.__name__ for m in MIGRATIONS]
+
+
+def applied(db: sqlite3.Connection) -> list[str]:
+    rows = db.execute("SELECT name FROM migrations ORDER BY rowid").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply every pending migration, each in its own transaction; return the names applied.
+
+    ``db`` must be in autocommit mode (``isolation_level=None``) so transactions are explicit.
+    """
+    db.execute(MIGRATIONS_TABLE)
+    done: list[str] = []
+    for migration in MIGRATIONS:
+        name = migration.__name__
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            known = set(applied(db))
+            if name not in known:
+                migration(db)
+                db.execute(
+                    "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
+                    (name, datetime.now(UTC).isoformat()),
+                )
+                done.append(name)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    unknown = sorted(set(applied(db)) - set(migration_names()))
+    if unknown:
+        raise LedgerError(
+            f"the ledger has migrations this version does not know ({', '.join(unknown)}): "
+            "it was written by a newer memory-candidate-extractor"
+        )
+    return done

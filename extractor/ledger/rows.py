@@ -1,0 +1,207 @@
+"""Turn the pipeline's records into ledger rows: one function per table, no I/O.
+
+Row keys are content hashes, which is what makes writes idempotent: recording the same result
+twice produces the same keys, and the second insert is a no-op. ``result_key`` is the hash of
+the run id and the whole result line, so one run's record of a conversation never collides with
+another run's, and a result recorded again (a resumed batch, a retried write) adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..candidates import MemoryCandidate
+from ..conversation import Conversation
+from ..decisions import AdmissionDecision
+from ..hashing import canonical_json, text_hash
+from ..results import ConversationResult, FailureRecord, RunProvenance
+from ..validation import Rejection
+
+Row = dict[str, Any]
+
+
+def _json(value: Any) -> str:
+    """Canonical JSON; a model's stray ``NaN`` (which ``json.loads`` accepts) is kept, not fatal."""
+    try:
+        return str(canonical_json(value))
+    except ValueError:
+        plain = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+        text: str = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return text
+
+
+def _json_list(items: list[Any]) -> str:
+    return _json([item.model_dump(mode="json") for item in items])
+
+
+def _hash(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(_json(value).encode("utf-8")).hexdigest()
+
+
+def _iso(value: Any) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _uses(values: list[Any]) -> str:
+    return json.dumps([str(v) for v in values])
+
+
+def result_key(run_id: str, result: ConversationResult) -> str:
+    return _hash({"run_id": run_id, "result": result.model_dump(mode="json")})
+
+
+def failure_key(run_id: str, failure: FailureRecord) -> str:
+    return _hash({"run_id": run_id, "failure": failure.model_dump(mode="json")})
+
+
+def run_row(
+    run_id: str, provenance: RunProvenance, settings: Any, started_at: str, status: str
+) -> Row:
+    return {
+        "run_id": run_id,
+        "started_at": started_at,
+        "status": status,
+        **provenance.model_dump(mode="json"),
+        "settings_json": _json(settings),
+    }
+
+
+def conversation_row(run_id: str, key: str, result: ConversationResult) -> Row:
+    prov = result.provenance
+    return {
+        "result_key": key,
+        "run_id": run_id,
+        "conversation_id": result.conversation_id,
+        "conversation_hash": result.conversation_hash,
+        "source": result.input.source,
+        "line": result.input.line,
+        "field": result.input.field,
+        "model": prov.model,
+        "prompt_hash": prov.prompt_hash,
+        "schema_version": prov.schema_version,
+        "policy_id": prov.policy_id,
+        "policy_version": prov.policy_version,
+        "candidate_count": len(result.candidates),
+        "rejection_count": len(result.rejections),
+        "attempts": result.attempts,
+        "chunks": result.chunks,
+        "cached": int(result.cached),
+        "prompt_tokens": result.usage.prompt_tokens,
+        "completion_tokens": result.usage.completion_tokens,
+        "total_ms": result.timings.total_ms,
+        "recorded_at": result.recorded_at.isoformat(),
+        "result_json": _json(result),
+    }
+
+
+def evidence_ref(conversation_hash: str, candidate: MemoryCandidate) -> str:
+    """``<conversation hash>#<message id>[<start>:<end>]``: where the quote can be found again."""
+    span = candidate.source_span
+    return f"{conversation_hash}#{span.message_id}[{span.start}:{span.end}]"
+
+
+def candidate_row(run_id: str, key: str, conversation_hash: str, candidate: MemoryCandidate) -> Row:
+    c = candidate
+    return {
+        "result_key": key,
+        "memory_id": c.memory_id,
+        "run_id": run_id,
+        "conversation_id": c.conversation_id,
+        "conversation_hash": conversation_hash,
+        "candidate_id": c.candidate_id,
+        "candidate_hash": _hash(c),
+        "content": c.content,
+        "memory_type": c.memory_type.value,
+        "kind": c.kind.value,
+        "origin_kind": c.origin_kind.value,
+        "verification_state": c.verification_state.value,
+        "lifecycle_state": c.lifecycle_state.value,
+        "temporal_kind": c.temporal.kind.value,
+        "temporal_expression": c.temporal.expression,
+        "valid_from": c.temporal.valid_from,
+        "valid_to": c.temporal.valid_to,
+        "observed_at": _iso(c.observed_at),
+        "recorded_at": c.recorded_at.isoformat(),
+        "parent_memory_ids": json.dumps(c.parent_memory_ids),
+        "requested_uses": _uses(c.requested_uses),
+        "evidence_ids": json.dumps(c.evidence_ids),
+        "evidence_ref": evidence_ref(conversation_hash, c),
+        "evidence_hash": text_hash(c.source_span.quote),
+        "quote": c.source_span.quote,
+        "span_corrected": int(c.span_corrected),
+        "hedges": json.dumps(c.uncertainty.hedges, ensure_ascii=False),
+        "model": c.provenance.model,
+        "prompt_hash": c.provenance.prompt_hash,
+        "memory_schema_version": c.provenance.schema_version,
+        "candidate_json": _json(c),
+    }
+
+
+def decision_row(run_id: str, key: str, decision: AdmissionDecision) -> Row:
+    d = decision
+    return {
+        "result_key": key,
+        "memory_id": d.memory_id,
+        "run_id": run_id,
+        "input_hash": d.input_hash,
+        "persist": int(d.persist),
+        "lifecycle_state": d.lifecycle_state.value,
+        "allowed_uses": _uses(d.allowed_uses),
+        "forbidden_uses": _uses(d.forbidden_uses),
+        "denied_requested_uses": _json_list(d.denied_requested_uses),
+        "eligible_for_admission": int(d.eligible_for_admission),
+        "flags": json.dumps(d.flags),
+        "rules_fired": _json_list(d.rules_fired),
+        "policy_id": d.policy_id,
+        "policy_version": d.policy_version,
+        "as_of": _iso(d.as_of),
+        "decision_json": _json(d),
+    }
+
+
+def rejection_row(
+    run_id: str, key: str, conversation_id: str, seq: int, rejection: Rejection
+) -> Row:
+    r = rejection
+    return {
+        "result_key": key,
+        "seq": seq,
+        "run_id": run_id,
+        "conversation_id": conversation_id,
+        "candidate_index": r.index,
+        "candidate_id": r.candidate_id,
+        "code": r.code.value,
+        "field": r.field,
+        "message": r.message,
+        "raw_json": _json(r.raw),
+    }
+
+
+def failure_row(run_id: str, key: str, failure: FailureRecord) -> Row:
+    f = failure
+    return {
+        "failure_key": key,
+        "run_id": run_id,
+        "conversation_id": f.conversation_id,
+        "conversation_hash": f.conversation_hash,
+        "source": f.input.source,
+        "line": f.input.line,
+        "field": f.input.field,
+        "stage": f.stage,
+        "error_code": f.error_code,
+        "error": f.error,
+        "recorded_at": f.recorded_at.isoformat(),
+        "failure_json": _json(f),
+    }
+
+
+def transcript_row(conversation: Conversation) -> Row:
+    return {
+        "conversation_hash": conversation.content_hash(),
+        "conversation_id": conversation.id,
+        "conversation_json": _json(conversation.model_dump(mode="json", exclude_none=True)),
+    }

@@ -1,0 +1,402 @@
+"""The :class:`Ledger`: an append-only SQLite record of runs and everything they decided.
+
+Concurrency: the database runs in WAL mode with a busy timeout, and every write is one
+``BEGIN IMMEDIATE`` transaction, so several processes of a batch can write to one ledger at
+once; SQLite serializes the writers and none of their rows is lost. One :class:`Ledger` object may
+also be shared between threads (writes are serialized by a lock).
+
+Idempotency: every row is keyed by a content hash (see :mod:`extractor.ledger.rows`), and inserts
+are ``ON CONFLICT DO NOTHING`` -- recording the same result again adds nothing. Only uniqueness
+conflicts are ignored: a ``NOT NULL`` or ``CHECK`` violation still fails loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..candidates import MemoryCandidate
+from ..conversation import Conversation
+from ..decisions import AdmissionDecision
+from ..errors import LedgerError
+from ..results import ConversationResult, FailureRecord, RunProvenance
+from . import rows
+from .migrations import applied, migrate
+from .models import (
+    ConversationHistory,
+    MemoryRecord,
+    RecordedFailure,
+    RecordedResult,
+    RunRecord,
+)
+
+DEFAULT_BUSY_TIMEOUT_S = 60.0
+
+#: Tables and views ``export`` can read, in the order ``extractor ledger export`` lists them.
+EXPORTABLE = (
+    "memory_ledger",
+    "runs",
+    "conversations",
+    "candidates",
+    "decisions",
+    "rejections",
+    "failures",
+    "transcripts",
+    "migrations",
+)
+
+RUN_STATUSES = ("completed", "failed", "interrupted")
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """Sortable by start time, unique by its random suffix: ``run-20250101T120000-1a2b3c``."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S")
+    return f"run-{stamp}-{secrets.token_hex(3)}"
+
+
+class Ledger:
+    """A ledger file. ``create=False`` refuses to create a missing file (for read commands)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        create: bool = True,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT_S,
+    ) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise LedgerError(f"{self.path}: no ledger file here")
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise LedgerError(f"{self.path}: cannot open the ledger: {exc}") from None
+        with self._errors("open"):
+            self._configure(busy_timeout)
+            if self._user_tables() and not self._has_migrations():
+                raise LedgerError(f"{self.path}: not a memory-candidate-extractor ledger")
+            self.applied_now = migrate(self._db)
+
+    def _configure(self, busy_timeout: float) -> None:
+        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise LedgerError(f"{self.path}: cannot switch the ledger to WAL mode (got {mode})")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute("PRAGMA foreign_keys = ON")
+
+    def _user_tables(self) -> set[str]:
+        found = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        return {str(r[0]) for r in found}
+
+    def _has_migrations(self) -> bool:
+        return "migrations" in self._user_tables()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def migrations(self) -> list[str]:
+        """Names of the migrations applied to this file, in order (the schema's version)."""
+        with self._errors("read"):
+            return applied(self._db)
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise LedgerError(f"{self.path}: cannot {action} the ledger: {exc}") from None
+
+    @contextmanager
+    def _transaction(self, action: str) -> Iterator[sqlite3.Connection]:
+        with self._lock, self._errors(action):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def start_run(
+        self,
+        provenance: RunProvenance,
+        settings: Mapping[str, Any] | None = None,
+        *,
+        run_id: str | None = None,
+        started_at: datetime | None = None,
+    ) -> str:
+        """Record a new run (model, prompt, schema and policy versions, settings); return its id.
+
+        Passing the ``run_id`` of an existing run with the same provenance and settings resumes
+        it (status back to ``running``); a different provenance under that id is an error.
+        """
+        started = started_at or datetime.now(UTC)
+        run_id = run_id or new_run_id(started)
+        row = rows.run_row(run_id, provenance, dict(settings or {}), started.isoformat(), "running")
+        with self._transaction("write a run to") as db:
+            if not _insert(db, "runs", row):
+                self._resume(db, run_id, row)
+        return run_id
+
+    def _resume(self, db: sqlite3.Connection, run_id: str, row: rows.Row) -> None:
+        stored = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        names = [d[0] for d in db.execute("SELECT * FROM runs LIMIT 0").description]
+        old = dict(zip(names, stored, strict=True))
+        keys = [k for k in row if k not in ("started_at", "status")]
+        changed = [k for k in keys if old[k] != row[k]]
+        if changed:
+            raise LedgerError(
+                f"{self.path}: run {run_id!r} already exists with a different {', '.join(changed)}"
+            )
+        db.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?",
+                   (run_id,))  # fmt: skip
+
+    def record_result(
+        self,
+        run_id: str,
+        result: ConversationResult,
+        *,
+        conversation: Conversation | None = None,
+    ) -> bool:
+        """Record one conversation's result: its candidates, rejections and decisions.
+
+        With ``conversation``, its transcript is stored too (once per content hash), so a
+        validation can be replayed from the ledger alone. Returns ``False`` when this exact
+        result was already recorded for this run (nothing is written then).
+        """
+        key = rows.result_key(run_id, result)
+        by_id = _check_result(result)
+        with self._transaction("write a result to") as db:
+            self._require_run(db, run_id)
+            if not _insert(db, "conversations", rows.conversation_row(run_id, key, result)):
+                return False
+            for candidate in by_id.values():
+                row = rows.candidate_row(run_id, key, result.conversation_hash, candidate)
+                _insert(db, "candidates", row)
+            for decision in result.decisions:
+                _insert(db, "decisions", rows.decision_row(run_id, key, decision))
+            for seq, rejection in enumerate(result.rejections):
+                row = rows.rejection_row(run_id, key, result.conversation_id, seq, rejection)
+                _insert(db, "rejections", row)
+            if conversation is not None:
+                _insert(db, "transcripts", rows.transcript_row(conversation))
+        return True
+
+    def record_failure(self, run_id: str, failure: FailureRecord) -> bool:
+        """Record a conversation that could not be processed. ``False`` if already recorded."""
+        key = rows.failure_key(run_id, failure)
+        with self._transaction("write a failure to") as db:
+            self._require_run(db, run_id)
+            return _insert(db, "failures", rows.failure_row(run_id, key, failure))
+
+    def finish_run(
+        self,
+        run_id: str,
+        summary: Mapping[str, Any] | BaseModel | None = None,
+        *,
+        status: str = "completed",
+        finished_at: datetime | None = None,
+    ) -> None:
+        """Close a run with its summary (counts, usage, timings: whatever the caller reports)."""
+        if status not in RUN_STATUSES:
+            allowed = ", ".join(RUN_STATUSES)
+            raise LedgerError(f"run status must be one of {allowed}, not {status!r}")
+        data = summary.model_dump(mode="json") if isinstance(summary, BaseModel) else summary
+        finished = (finished_at or datetime.now(UTC)).isoformat()
+        with self._transaction("finish a run in") as db:
+            self._require_run(db, run_id)
+            db.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, summary_json = ? WHERE run_id = ?",
+                (status, finished, None if data is None else rows._json(dict(data)), run_id),
+            )
+
+    def _require_run(self, db: sqlite3.Connection, run_id: str) -> None:
+        if db.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+            raise LedgerError(f"{self.path}: no run {run_id!r} (call start_run first)")
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        with self._lock, self._errors("read"):
+            cursor = self._db.execute(sql, params)
+            cursor.row_factory = sqlite3.Row
+            return list(cursor.fetchall())
+
+    def runs(self) -> list[RunRecord]:
+        """Every run, oldest first, with how many rows of each kind it recorded."""
+        found = self._query(
+            """SELECT r.*,
+    (SELECT COUNT(*) FROM conversations c WHERE c.run_id = r.run_id) AS n_conversations,
+    (SELECT COUNT(*) FROM candidates c WHERE c.run_id = r.run_id) AS n_candidates,
+    (SELECT COUNT(*) FROM decisions d WHERE d.run_id = r.run_id AND d.persist = 1) AS n_persisted,
+    (SELECT COUNT(*) FROM rejections j WHERE j.run_id = r.run_id) AS n_rejections,
+    (SELECT COUNT(*) FROM failures f WHERE f.run_id = r.run_id) AS n_failures
+FROM runs r ORDER BY r.started_at, r.run_id"""
+        )
+        return [_run_record(row) for row in found]
+
+    def run(self, run_id: str) -> RunRecord | None:
+        return next((r for r in self.runs() if r.run_id == run_id), None)
+
+    def memory(self, memory_id: str) -> list[MemoryRecord]:
+        """Every recorded version of ``memory_id`` (one per run that extracted it)."""
+        found = self._query(
+            """SELECT c.run_id, c.result_key, c.candidate_json, c.evidence_ref, c.evidence_hash,
+    d.decision_json
+FROM candidates c
+LEFT JOIN decisions d ON d.result_key = c.result_key AND d.memory_id = c.memory_id
+JOIN runs r ON r.run_id = c.run_id
+WHERE c.memory_id = ? ORDER BY r.started_at, c.recorded_at""",
+            (memory_id,),
+        )
+        return [_memory_record(row) for row in found]
+
+    def conversation(self, conversation_id: str) -> ConversationHistory:
+        """Every result and failure recorded for a conversation id (or conversation hash)."""
+        results = self._query(
+            """SELECT c.run_id, c.result_key, c.result_json FROM conversations c
+JOIN runs r ON r.run_id = c.run_id
+WHERE c.conversation_id = ? OR c.conversation_hash = ? ORDER BY r.started_at, c.recorded_at""",
+            (conversation_id, conversation_id),
+        )
+        failures = self._query(
+            """SELECT run_id, failure_key, failure_json FROM failures
+WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
+            (conversation_id, conversation_id),
+        )
+        return ConversationHistory(
+            conversation_id,
+            [
+                RecordedResult(
+                    r["run_id"],
+                    r["result_key"],
+                    ConversationResult.model_validate_json(r["result_json"]),
+                )
+                for r in results
+            ],
+            [
+                RecordedFailure(f["run_id"], f["failure_key"], _failure(f["failure_json"]))
+                for f in failures
+            ],
+        )
+
+    def transcript(self, conversation_hash: str) -> Conversation | None:
+        """The stored transcript with this content hash, if it was recorded."""
+        found = self._query(
+            "SELECT conversation_json FROM transcripts WHERE conversation_hash = ?",
+            (conversation_hash,),
+        )
+        return Conversation.model_validate_json(found[0][0]) if found else None
+
+    def export(self, table: str, *, run_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Rows of a table or view as plain dicts (column order kept), optionally for one run."""
+        if table not in EXPORTABLE:
+            raise LedgerError(f"unknown table {table!r} (expected one of {', '.join(EXPORTABLE)})")
+        sql = f"SELECT * FROM {table}"
+        params: tuple[Any, ...] = ()
+        if run_id is not None:
+            if "run_id" not in self.columns(table):
+                raise LedgerError(f"table {table!r} has no run_id column to filter on")
+            sql, params = sql + " WHERE run_id = ?", (run_id,)
+        order = "" if table == "memory_ledger" else " ORDER BY rowid"
+        for row in self._query(sql + order, params):
+            yield dict(zip(row.keys(), tuple(row), strict=True))
+
+    def columns(self, table: str) -> list[str]:
+        return [str(r["name"]) for r in self._query(f"PRAGMA table_info({table})")]
+
+    def integrity_check(self) -> str:
+        """``"ok"``, or SQLite's description of the damage."""
+        return "\n".join(str(r[0]) for r in self._query("PRAGMA integrity_check"))
+
+
+def _insert(db: sqlite3.Connection, table: str, row: Mapping[str, Any]) -> bool:
+    names = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    sql = f"INSERT INTO {table} ({names}) VALUES ({marks}) ON CONFLICT DO NOTHING"
+    return db.execute(sql, tuple(row.values())).rowcount == 1
+
+
+def _check_result(result: ConversationResult) -> dict[str, MemoryCandidate]:
+    """Candidates by memory id; refuses a result the ledger could not store faithfully."""
+    by_id: dict[str, MemoryCandidate] = {}
+    where = f"conversation {result.conversation_id!r}"
+    for candidate in result.candidates:
+        seen = by_id.setdefault(candidate.memory_id, candidate)
+        if seen != candidate:
+            raise LedgerError(f"{where}: two different candidates share memory id "
+                              f"{candidate.memory_id!r}")  # fmt: skip
+    decided: set[str] = set()
+    for decision in result.decisions:
+        if decision.memory_id not in by_id:
+            raise LedgerError(f"{where}: decision for unknown memory id {decision.memory_id!r}")
+        if decision.memory_id in decided:
+            raise LedgerError(f"{where}: two decisions for memory id {decision.memory_id!r}")
+        decided.add(decision.memory_id)
+    return by_id
+
+
+def _failure(text: str) -> FailureRecord:
+    return FailureRecord.model_validate_json(text)
+
+
+def _run_record(row: sqlite3.Row) -> RunRecord:
+    prov = RunProvenance.model_validate({k: row[k] for k in RunProvenance.model_fields})
+    summary = row["summary_json"]
+    return RunRecord(
+        run_id=row["run_id"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        status=row["status"],
+        provenance=prov,
+        settings=json.loads(row["settings_json"]),
+        summary=None if summary is None else json.loads(summary),
+        conversations=row["n_conversations"],
+        candidates=row["n_candidates"],
+        persisted=row["n_persisted"],
+        rejections=row["n_rejections"],
+        failures=row["n_failures"],
+    )
+
+
+def _memory_record(row: sqlite3.Row) -> MemoryRecord:
+    decision = row["decision_json"]
+    return MemoryRecord(
+        run_id=row["run_id"],
+        result_key=row["result_key"],
+        candidate=MemoryCandidate.model_validate_json(row["candidate_json"]),
+        decision=None if decision is None else AdmissionDecision.model_validate_json(decision),
+        evidence_ref=row["evidence_ref"],
+        evidence_hash=row["evidence_hash"],
+    )
