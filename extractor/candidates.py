@@ -118,9 +118,10 @@ def assign_verification(unit: CandidateUnit, origin: Origin, message: Message) -
 
 
 def memory_id_for(conversation_id: str, unit: CandidateUnit) -> str:
-    key = [conversation_id, unit.span.message_id, unit.span.start, unit.span.end]
-    key += [unit.memory_type.value, unit.content]
-    return "mem_" + content_hash(key).removeprefix("sha256:")[:20]
+    key: list[object] = [conversation_id, unit.span.message_id, unit.span.start, unit.span.end]
+    key += [str(unit.memory_type), unit.content]
+    digest: str = content_hash(key)
+    return "mem_" + digest.removeprefix("sha256:")[:20]
 
 
 def build_candidates(

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal
+from typing import IO, Annotated, Any, Literal, cast
 
 from pydantic import (
     BaseModel,
@@ -199,11 +199,13 @@ class Conversation(BaseModel):
 
     def content_hash(self) -> str:
         """Hash of what an extractor sees (id, messages, metadata); the resume and cache key."""
-        return content_hash(self.model_dump(mode="json", exclude_none=True))
+        digest: str = content_hash(self.model_dump(mode="json", exclude_none=True))
+        return digest
 
 
 def derive_conversation_id(messages: Any) -> str:
-    return "conv-" + content_hash(messages).removeprefix("sha256:")[:16]
+    digest: str = content_hash(messages)
+    return "conv-" + digest.removeprefix("sha256:")[:16]
 
 
 def conversation_from_data(
@@ -330,7 +332,9 @@ def iter_file(path: Path, *, limits: Limits | None = None) -> Iterator[Conversat
         return
     with raw:
         head = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
-        stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
+        stream: IO[bytes] = (
+            cast(IO[bytes], gzip.GzipFile(fileobj=raw)) if head == b"\x1f\x8b" else raw
+        )
         name = path.name.removesuffix(".gz")
         mode: Literal["json", "jsonl"] | None = (
             "jsonl" if name.endswith(".jsonl") else "json" if name.endswith(".json") else None

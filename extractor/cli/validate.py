@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import IO
 
 import click
 
@@ -17,7 +18,7 @@ from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput
 @click.option("--allow-system-sources", is_flag=True, help="Let system text be quoted.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 def validate(
-    conversation: Path, extraction: click.utils.LazyFile, allow_system_sources: bool, as_json: bool
+    conversation: Path, extraction: IO[bytes], allow_system_sources: bool, as_json: bool
 ) -> None:
     """Check an extraction produced elsewhere against its conversation.
 
