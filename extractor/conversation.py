@@ -41,7 +41,7 @@ from pydantic import (
 )
 
 from .errors import InputError, InputLocation, LimitExceeded
-from .hashing import content_hash
+from .hashing import canonical_json, content_hash
 from .vocab import Commitment, Role
 
 DEFAULT_MAX_MESSAGE_CHARS = 100_000
@@ -218,6 +218,7 @@ def conversation_from_data(
     """
     location = location or InputLocation()
     limits = limits or Limits()
+    _require_encodable(data, location)
     if isinstance(data, list):
         data = {"messages": data}
     if not isinstance(data, dict):
@@ -250,6 +251,22 @@ def conversation_from_data(
     conv = _with_message_ids(conv, here, limits)
     conv._location = here
     return conv
+
+
+def _require_encodable(data: Any, location: InputLocation) -> None:
+    """Text must be encodable as UTF-8: JSON can smuggle in lone surrogates (``"\\ud800"``),
+    which no output file, hash or database could store."""
+    try:
+        canonical_json(data).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end]
+        raise InputError(
+            f"text contains a lone surrogate {bad.encode('unicode_escape').decode()!r}, "
+            "which is not valid Unicode",
+            location,
+        ) from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise InputError(f"not JSON data: {exc}", location) from None
 
 
 def _at(location: InputLocation, conv_id: str | None, field: str | None) -> InputLocation:

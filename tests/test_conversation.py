@@ -242,3 +242,23 @@ def test_arbitrary_bytes_never_crash_the_loader(lines):
 def test_any_text_round_trips_as_message_text(text):
     conv = conversation_from_data([{"role": "user", "content": text}])
     assert conv.messages[0].text == text
+
+
+def test_lone_surrogates_are_a_clear_error_not_a_crash():
+    raw = b'{"id": "s1", "messages": [{"role": "user", "content": "bad \\ud800 x"}]}\n'
+    good = b'{"id": "s2", "messages": [{"role": "user", "content": "emoji \\ud83d\\ude00 ok"}]}\n'
+    items = list(iter_stream(io.BytesIO(raw + good), source="s.jsonl", mode="jsonl"))
+    assert isinstance(items[0], InputError) and "s.jsonl:1" in str(items[0])
+    assert "lone surrogate" in str(items[0])
+    assert isinstance(items[1], Conversation) and items[1].messages[0].text == "emoji 😀 ok"
+
+
+@given(st.text(alphabet=st.characters(codec=None), max_size=50))
+def test_any_code_points_load_or_fail_cleanly(text):
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        with pytest.raises(InputError, match="lone surrogate"):
+            conversation_from_data([{"role": "user", "content": text}])
+        return
+    conv = conversation_from_data([{"role": "user", "content": text}])
+    assert conv.messages[0].text == text
+    assert conv.content_hash().startswith("sha256:")
