@@ -1,0 +1,498 @@
+"""A loopback OpenAI-compatible server that answers with the offline model, with scripted faults.
+
+:class:`MockServer` serves ``POST /v1/chat/completions`` and ``GET /v1/models`` on 127.0.0.1
+from a background thread. It rebuilds the conversation from the rendered prompt
+(:func:`~extractor.prompts.parse_transcript`), runs
+:func:`~extractor.clients.offline.offline_extract` on it and answers in the exact shape the
+OpenAI API uses for the instructor mode the request implies:
+
+=============  =========================================  =====================================
+mode           request carries                            answer
+=============  =========================================  =====================================
+tools          ``tools`` + ``tool_choice``                ``message.tool_calls[0]`` (arguments)
+json_schema    ``response_format.type = json_schema``     ``message.content`` = JSON
+json           ``response_format.type = json_object``     ``message.content`` = JSON
+md_json        neither                                    ``message.content`` = fenced JSON
+=============  =========================================  =====================================
+
+Every answer has ``usage`` (about four characters a token) and a ``finish_reason``.
+
+Faults
+------
+A fault spec is ``name``, ``name:N`` or ``name:always``; several are separated by commas.
+They are chosen per server (``MockServer(faults=...)``, ``--fault``) or per request, which
+overrides the server's: the header ``X-Mock-Fault: verified,rate_limit:1`` or a model-name suffix
+``offline+verified+rate_limit:1``. ``X-Mock-Latency`` and ``X-Mock-Retry-After`` (seconds)
+override ``latency`` and ``retry_after`` per request.
+
+=================  ======================================================================
+fault              effect
+=================  ======================================================================
+rate_limit         HTTP 429 with ``Retry-After``
+server_error       HTTP 500
+malformed          content that is not JSON (single-quoted keys)
+truncated          the answer cut in half, ``finish_reason="length"``
+refusal            ``message.refusal`` set, no content, no tool call
+verified           adds a candidate claiming ``"verification": "VERIFIED"``
+fabricated_span    adds a candidate quoting text that no message contains
+origin_laundering  adds a candidate that passes a quote off under someone else's origin
+=================  ======================================================================
+
+``N`` counts *deliveries of the same request body* for ``rate_limit`` and ``server_error`` (a
+client's retry resends the same body, so ``rate_limit:1`` fails once and then succeeds), and
+*attempts* for the others (attempt = 1 + the assistant turns in the request, i.e. re-asks).
+Without ``N`` a fault fires every time, except the three candidate faults, which behave like a
+model that listens: they repeat until a re-ask message names their rejection code
+(``EXTRACTOR_CLAIMED_VERIFIED``, ``SPAN_NOT_FOUND``, ``ORIGIN_LAUNDERING``), then stop. Use
+``name:always`` for a model that never corrects itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .conversation import Conversation, Message
+from .errors import ExtractorError
+from .hashing import canonical_json
+from .prompts import parse_transcript
+from .vocab import Role
+
+TRANSPORT_FAULTS = ("rate_limit", "server_error")
+OUTPUT_FAULTS = ("malformed", "truncated", "refusal")
+#: Candidate faults and the rejection code a re-ask must name to make the mock correct itself.
+CANDIDATE_FAULTS = {
+    "verified": "EXTRACTOR_CLAIMED_VERIFIED",
+    "fabricated_span": "SPAN_NOT_FOUND",
+    "origin_laundering": "ORIGIN_LAUNDERING",
+}
+FAULT_NAMES = (*TRANSPORT_FAULTS, *OUTPUT_FAULTS, *CANDIDATE_FAULTS)
+DEFAULT_MODEL = "offline"
+REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
+FABRICATED_QUOTE = "I was born on the Moon in 1850."
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted fault: ``times=None`` means the default (see the module docstring)."""
+
+    name: str
+    times: int | None = None
+    always: bool = False
+
+    def fires(self, count: int, feedback: str = "") -> bool:
+        """Whether the fault fires on the ``count``-th attempt or delivery (1-based)."""
+        if self.always:
+            return True
+        if self.times is not None:
+            return count <= self.times
+        code = CANDIDATE_FAULTS.get(self.name)
+        return code is None or code not in feedback
+
+
+def parse_faults(spec: str | Sequence[str] | None) -> tuple[Fault, ...]:
+    """Parse ``"verified,rate_limit:1"`` (or a list of such strings) into faults.
+
+    Raises :class:`ValueError` naming the unknown fault or count, so a CLI can report it.
+    """
+    if spec is None:
+        return ()
+    items = [spec] if isinstance(spec, str) else list(spec)
+    faults = []
+    for item in items:
+        for part in filter(None, (p.strip() for p in item.split(","))):
+            name, _, count = part.partition(":")
+            if name not in FAULT_NAMES:
+                raise ValueError(
+                    f"unknown fault {name!r} (expected one of {', '.join(FAULT_NAMES)})"
+                )
+            faults.append(_fault(name, count))
+    return tuple(faults)
+
+
+def _fault(name: str, count: str) -> Fault:
+    if not count:
+        return Fault(name)
+    if count == "always":
+        return Fault(name, always=True)
+    if not count.isdigit():
+        raise ValueError(f"fault {name!r}: count must be a number or 'always', got {count!r}")
+    return Fault(name, times=int(count))
+
+
+@dataclass
+class _State:
+    """What the server remembers between requests: deliveries per body, and a request log."""
+
+    deliveries: dict[str, int] = field(default_factory=dict)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def deliver(self, body: bytes) -> int:
+        key = hashlib.sha256(body).hexdigest()
+        with self.lock:
+            self.deliveries[key] = self.deliveries.get(key, 0) + 1
+            return self.deliveries[key]
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: dict[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class MockServer:
+    """An OpenAI-compatible server on loopback, for tests and demos. Use as a context manager.
+
+    ``port=0`` picks a free ephemeral port; :attr:`base_url` is then e.g.
+    ``"http://127.0.0.1:53817/v1"``. ``requests`` holds every request body received, so a test
+    can check exactly what a model would have seen.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        faults: str | Sequence[str] = (),
+        latency: float = 0.0,
+        retry_after: float = 0.0,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.faults = parse_faults(faults)
+        self.latency = latency
+        self.retry_after = retry_after
+        self._state = _State()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the mock server is not running; call start() first")
+        return f"http://{self.host}:{self._server.server_address[1]}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        with self._state.lock:
+            return list(self._state.requests)
+
+    def start(self) -> None:
+        if self._server is not None:
+            return
+        server = ThreadingHTTPServer((self.host, self.port), _handler_for(self))
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, name="extractor-mock-server", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> MockServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        """Answer one request (the HTTP handler's whole job; callable directly in tests)."""
+        path = path.split("?", 1)[0].rstrip("/")
+        if method == "GET" and path == "/v1/models":
+            return Reply(200, _models())
+        if method != "POST" or path != "/v1/chat/completions":
+            return _error(404, f"no route for {method} {path}", "not_found")
+        try:
+            request = json.loads(body)
+        except ValueError as exc:
+            return _error(400, f"request body is not JSON: {exc}", "invalid_request_error")
+        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
+            return _error(400, "request needs a 'messages' list", "invalid_request_error")
+        with self._state.lock:
+            self._state.requests.append(request)
+        return self._complete(request, headers, body)
+
+    def _complete(self, request: dict[str, Any], headers: Mapping[str, str], body: bytes) -> Reply:
+        faults = self._faults_for(request, headers)
+        delay = _float_header(headers, "x-mock-latency", self.latency)
+        if delay > 0:
+            time.sleep(delay)
+        delivery = self._state.deliver(body)
+        for fault in faults:
+            if fault.name in TRANSPORT_FAULTS and fault.fires(delivery):
+                return self._transport_fault(fault.name, headers)
+        try:
+            conversation = _conversation_in(request["messages"])
+        except ExtractorError as exc:
+            return _error(400, str(exc), "invalid_request_error")
+        return _answer(request, conversation, faults)
+
+    def _faults_for(self, request: dict[str, Any], headers: Mapping[str, str]) -> tuple[Fault, ...]:
+        model = str(request.get("model", ""))
+        chosen = parse_faults(headers.get("x-mock-fault")) + parse_faults(model.split("+")[1:])
+        return chosen or self.faults
+
+    def _transport_fault(self, name: str, headers: Mapping[str, str]) -> Reply:
+        if name == "rate_limit":
+            wait = _float_header(headers, "x-mock-retry-after", self.retry_after)
+            return _error(
+                429,
+                "Rate limit reached for requests (mock server).",
+                "requests",
+                code="rate_limit_exceeded",
+                headers={"retry-after": _seconds(wait)},
+            )
+        return _error(
+            500, "The server had an error processing your request (mock).", "server_error"
+        )
+
+
+# --- Building the answer ---------------------------------------------------------------------
+
+
+def _answer(request: dict[str, Any], conversation: Conversation, faults: Sequence[Fault]) -> Reply:
+    from .clients.offline import offline_extract
+
+    messages = request["messages"]
+    attempt = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+    feedback = _feedback(messages)
+    output = offline_extract(conversation)
+    for fault in faults:
+        if fault.name in CANDIDATE_FAULTS and fault.fires(attempt, feedback):
+            output = _with_bad_candidate(output, fault.name, conversation)
+    active = {f.name for f in faults if f.name in OUTPUT_FAULTS and f.fires(attempt)}
+    text = json.dumps(output, ensure_ascii=False)
+    if "malformed" in active:
+        text = text.replace('"', "'")
+    finish = "length" if "truncated" in active else None
+    if finish:
+        text = text[: max(1, len(text) // 2)]
+    mode = request_mode(request)
+    message = _message(mode, text, request, refused="refusal" in active)
+    if finish is None:
+        finish = "stop" if mode != "tools" or _named_tool_choice(request) else "tool_calls"
+    return Reply(200, _completion(request, message, finish, text))
+
+
+def request_mode(request: Mapping[str, Any]) -> str:
+    """The instructor mode a request implies: ``tools``, ``json_schema``, ``json`` or
+    ``md_json``."""
+    if request.get("tools"):
+        return "tools"
+    response_format = request.get("response_format")
+    kind = response_format.get("type") if isinstance(response_format, Mapping) else None
+    return {"json_schema": "json_schema", "json_object": "json"}.get(str(kind), "md_json")
+
+
+def _message(mode: str, text: str, request: Mapping[str, Any], *, refused: bool) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": None,
+        "refusal": None,
+        "annotations": [],
+    }
+    if refused:
+        message["refusal"] = REFUSAL_TEXT
+    elif mode == "tools":
+        message["tool_calls"] = [
+            {
+                "id": "call_" + hashlib.sha256(text.encode()).hexdigest()[:24],
+                "type": "function",
+                "function": {"name": _tool_name(request), "arguments": text},
+            }
+        ]
+    elif mode == "md_json":
+        message["content"] = f"```json\n{text}\n```"
+    else:
+        message["content"] = text
+    return message
+
+
+def _completion(
+    request: Mapping[str, Any], message: dict[str, Any], finish: str, text: str
+) -> dict[str, Any]:
+    asked = {k: request.get(k) for k in ("messages", "tools", "response_format")}
+    prompt_tokens = _tokens(canonical_json(asked))
+    completion_tokens = _tokens(message.get("refusal") or text)
+    digest = hashlib.sha256(canonical_json(request).encode()).hexdigest()
+    return {
+        "id": "chatcmpl-mock" + digest[:24],
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": str(request.get("model", DEFAULT_MODEL)),
+        "system_fingerprint": "fp_mock",
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _tokens(text: str) -> int:
+    return max(1, math.ceil(len(text) / 4))
+
+
+def _named_tool_choice(request: Mapping[str, Any]) -> bool:
+    return isinstance(request.get("tool_choice"), Mapping)
+
+
+def _tool_name(request: Mapping[str, Any]) -> str:
+    choice = request.get("tool_choice")
+    if isinstance(choice, Mapping):
+        return str(choice.get("function", {}).get("name", "ExtractionOutput"))
+    tools = request.get("tools") or [{}]
+    return str(tools[0].get("function", {}).get("name", "ExtractionOutput"))
+
+
+def _conversation_in(messages: Sequence[Any]) -> Conversation:
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str) and '<conversation id="' in content:
+            return parse_transcript(content)
+    return parse_transcript("")
+
+
+def _feedback(messages: Sequence[Any]) -> str:
+    """The text after the last assistant turn: where a re-ask puts its validation errors."""
+    last = max(
+        (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "assistant"),
+        default=None,
+    )
+    if last is None:
+        return ""
+    return "\n".join(str(m.get("content", "")) for m in messages[last + 1 :] if isinstance(m, dict))
+
+
+# --- Bad candidates ---------------------------------------------------------------------------
+
+
+def _with_bad_candidate(output: dict[str, Any], fault: str, conv: Conversation) -> dict[str, Any]:
+    candidates = list(output.get("candidates", []))
+    taken = {c.get("id") for c in candidates if isinstance(c, dict)}
+    cid = next(f"c{n}" for n in itertools.count(len(candidates) + 1) if f"c{n}" not in taken)
+    bad = _bad_candidate(fault, conv, cid)
+    return {**output, "candidates": [*candidates, bad]} if bad else output
+
+
+def _bad_candidate(fault: str, conv: Conversation, cid: str) -> dict[str, Any] | None:
+    quotable = [m for m in conv.messages if m.text and not m.placeholder_ranges]
+    if not quotable:
+        return None
+    if fault == "origin_laundering":
+        source = next((m for m in quotable if m.role is Role.ASSISTANT), quotable[0])
+        origin = "TOOL" if source.role is Role.USER else "USER"
+        return _candidate(cid, source, source.text, origin, "WORLD_PROPOSITION")
+    source = next((m for m in quotable if m.role is Role.USER), quotable[0])
+    if fault == "fabricated_span":
+        return _candidate(cid, source, FABRICATED_QUOTE, "USER", "ASSERTION_EVENT")
+    bad = _candidate(cid, source, source.text, "USER", "ASSERTION_EVENT")
+    return {**bad, "verification": "VERIFIED"}
+
+
+def _candidate(
+    cid: str, source: Message, quote: str, origin: str, memory_type: str
+) -> dict[str, Any]:
+    start = max(source.text.find(quote), 0)
+    kind = "OBSERVATION" if memory_type == "ASSERTION_EVENT" else "PROPOSITION"
+    return {
+        "id": cid,
+        "span": {
+            "message_id": source.id,
+            "quote": quote,
+            "start": start,
+            "end": start + len(quote),
+        },
+        "kind": kind,
+        "memory_type": memory_type,
+        "content": f"The speaker said: {quote}",
+        "origin": origin,
+    }
+
+
+# --- HTTP plumbing ----------------------------------------------------------------------------
+
+
+def _models() -> dict[str, Any]:
+    return {
+        "object": "list",
+        "data": [
+            {"id": DEFAULT_MODEL, "object": "model", "created": 0, "owned_by": "extractor-mock"}
+        ],
+    }
+
+
+def _error(
+    status: int,
+    message: str,
+    kind: str,
+    *,
+    code: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Reply:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return Reply(status, body, headers or {})
+
+
+def _float_header(headers: Mapping[str, str], name: str, default: float) -> float:
+    value = headers.get(name)
+    try:
+        return float(value) if value is not None else default
+    except ValueError:
+        return default
+
+
+def _seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _handler_for(server: MockServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        timeout = 30
+
+        def do_GET(self) -> None:
+            self._serve("GET")
+
+        def do_POST(self) -> None:
+            self._serve("POST")
+
+        def _serve(self, method: str) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            reply = server.handle(method, self.path, headers, body)
+            payload = json.dumps(reply.body, ensure_ascii=False).encode("utf-8")
+            self.send_response(reply.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: tests and the CLI print what matters themselves."""
+
+    return Handler
