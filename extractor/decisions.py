@@ -25,10 +25,18 @@ class DeniedUse(BaseModel):
 
 
 class FiredRule(BaseModel):
+    """A policy rule that matched the candidate, in evaluation order."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rule_id: str
     reason: str
+    detail: str | None = Field(
+        default=None, description="What about this candidate made it fire (e.g. which parents)."
+    )
+    rule_hash: str | None = Field(
+        default=None, description="Short hash of the rule's definition, so replay sees edits."
+    )
 
 
 class AdmissionDecision(BaseModel):
@@ -50,4 +58,12 @@ class AdmissionDecision(BaseModel):
     policy_id: str
     policy_version: str
     as_of: datetime | None = Field(description="The time current-state authority is judged at.")
+    evidence_as_of: str | None = Field(
+        default=None,
+        description="ISO time: FACTUAL_EVIDENCE holds only as of then (tool observation, stale).",
+    )
+    inherited_from: list[str] = Field(
+        default_factory=list,
+        description="Ancestor memory ids whose unresolved obligations this decision carries.",
+    )
     input_hash: str = Field(description="Hash of the canonical candidate, policy and as-of.")

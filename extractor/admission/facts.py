@@ -1,0 +1,67 @@
+"""What the engine derives from a candidate before evaluating rules: the facts rules match on.
+
+Facts are pure functions of the candidate, the as-of time and which parents have a decision, so
+a decision never depends on anything else (no clock, no environment, no network).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..candidates import MemoryCandidate
+from ..temporal import interval
+from ..vocab import TemporalKind
+from .environment import Environment, environment_of
+from .personal import PersonalData, third_party_personal_data
+from .policy import TemporalStatus
+
+
+@dataclass(frozen=True)
+class Facts:
+    as_of: datetime
+    temporal_status: TemporalStatus
+    missing_parents: tuple[str, ...]
+    personal_data: PersonalData | None
+    environment: Environment
+
+
+def default_as_of(candidate: MemoryCandidate) -> datetime:
+    """``as_of=None`` judges a candidate at the time it was said: ``observed_at``, or
+    ``recorded_at`` when the message had no timestamp."""
+    moment: datetime = candidate.observed_at or candidate.recorded_at
+    return moment
+
+
+def naive(moment: datetime) -> datetime:
+    """Drop the timezone without converting, as :func:`extractor.temporal.interval` does:
+    validity bounds are calendar dates in the speaker's own time."""
+    return moment.replace(tzinfo=None)
+
+
+def temporal_status(candidate: MemoryCandidate, as_of: datetime) -> TemporalStatus:
+    scope = candidate.temporal
+    when = naive(as_of)
+    lo = interval(scope.valid_from) if scope.valid_from else None
+    hi = interval(scope.valid_to) if scope.valid_to else None
+    if (scope.valid_from and lo is None) or (scope.valid_to and hi is None):
+        return TemporalStatus.UNKNOWN
+    if hi is not None and hi[1] < when:
+        return TemporalStatus.EXPIRED
+    if lo is not None and lo[0] > when:
+        return TemporalStatus.NOT_YET_VALID
+    if hi is None and scope.kind is TemporalKind.PAST:
+        return TemporalStatus.EXPIRED
+    if lo is None and hi is None:
+        return TemporalStatus.UNBOUNDED
+    return TemporalStatus.CURRENT
+
+
+def facts_for(candidate: MemoryCandidate, as_of: datetime, missing: tuple[str, ...]) -> Facts:
+    return Facts(
+        as_of=as_of,
+        temporal_status=temporal_status(candidate, as_of),
+        missing_parents=missing,
+        personal_data=third_party_personal_data(candidate),
+        environment=environment_of(candidate),
+    )

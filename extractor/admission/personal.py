@@ -1,0 +1,97 @@
+"""Deterministic detection of *third-party* personal data in a candidate.
+
+The seed asks that someone else's phone number, health or address be flagged and scoped rather
+than admitted as general context. Detection is plain text matching, so it is reproducible and
+auditable; it errs towards flagging (a false flag only narrows how a memory may be used).
+
+A candidate carries third-party personal data when both hold:
+
+* it is about someone other than the user: an entity of type ``PERSON`` that is not the speaker,
+  or a relation phrase such as "my sister" or "his doctor";
+* it contains personal data: a phone number, an email address, a street address, or a health
+  term ("diagnosed", "diabetes", "pregnant", ...).
+
+The text checked is the candidate's content and its source quote.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..candidates import MemoryCandidate
+
+_RELATIONS = (
+    "mother|mom|mum|father|dad|parents?|sister|brother|siblings?|wife|husband|partner|spouse|"
+    "girlfriend|boyfriend|son|daughter|kids?|children|child|grandma|grandmother|grandpa|"
+    "grandfather|aunt|uncle|cousin|niece|nephew|friend|neighbou?r|colleague|coworker|co-worker|"
+    "boss|manager|roommate|flatmate|landlord|tenant|doctor|patient|client|customer|fiancée?"
+)
+RELATION = re.compile(rf"\b(?:my|his|her|their|our|your)\s+(?:{_RELATIONS})\b", re.IGNORECASE)
+PHONE = re.compile(
+    r"(?<![\w.])\+?\(?\d{1,4}\)?[\s.-]?\d{2,4}[\s.-]\d{3,4}(?:[\s.-]\d{2,4})?(?![\w])"
+)
+EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+ADDRESS = re.compile(
+    r"\b\d{1,5}\s+(?:[A-Z][\w.'-]*\s+){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Boulevard|"
+    r"Blvd|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Close|Crescent)\b\.?"
+    r"|\b(?:lives|living|resides|residing)\s+(?:at|on)\b|\baddress\s+is\b",
+)
+HEALTH = re.compile(
+    r"\b(?:diagnos\w*|diabet\w*|cancer|tumou?r|chemo\w*|depress\w*|anxiety|bipolar|"
+    r"schizophreni\w*|adhd|autis\w*|dementia|alzheimer\w*|hiv|aids|pregnan\w*|miscarriage|"
+    r"surgery|hospitali[sz]ed|in hospital|medication|prescri\w*|therapy|therapist|"
+    r"illness|disease|disorder|asthma|epilep\w*|stroke|heart attack|covid|allerg\w*|"
+    r"disabilit\w*|rehab|addict\w*|blood pressure|insulin)\b",
+    re.IGNORECASE,
+)
+_SELF = frozenset({"user", "the user", "i", "me", "myself", "assistant", "the assistant"})
+
+
+@dataclass(frozen=True)
+class PersonalData:
+    """Who the data is about and which categories were found (both sorted, deduplicated)."""
+
+    subjects: tuple[str, ...]
+    categories: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"about {', '.join(self.subjects)}: {', '.join(self.categories)}"
+
+
+def _categories(text: str) -> list[str]:
+    found = []
+    if any(sum(ch.isdigit() for ch in m.group()) >= 7 for m in PHONE.finditer(text)):
+        found.append("PHONE")
+    if EMAIL.search(text):
+        found.append("EMAIL")
+    if ADDRESS.search(text):
+        found.append("ADDRESS")
+    if HEALTH.search(text):
+        found.append("HEALTH")
+    return found
+
+
+def _subjects(candidate: MemoryCandidate, text: str) -> list[str]:
+    speaker = (candidate.speaker or "").strip().lower()
+    people = {
+        e.name.strip()
+        for e in candidate.entities
+        if e.type.upper() == "PERSON"
+        and e.name.strip().lower() not in _SELF
+        and e.name.strip().lower() != speaker
+    }
+    people.update(m.group().lower() for m in RELATION.finditer(text))
+    return sorted(people)
+
+
+def third_party_personal_data(candidate: MemoryCandidate) -> PersonalData | None:
+    """The third-party personal data in ``candidate``, or ``None`` when there is none."""
+    text = f"{candidate.content}\n{candidate.source_span.quote}"
+    categories = _categories(text)
+    if not categories:
+        return None
+    subjects = _subjects(candidate, text)
+    if not subjects:
+        return None
+    return PersonalData(tuple(subjects), tuple(categories))
