@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from ._paths import shipped_dir
 from ._version import SCHEMA_VERSION
+from .admission import PolicyDocument
 from .candidates import MemoryCandidate
 from .conversation import Message
 from .decisions import AdmissionDecision
@@ -50,6 +51,7 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "admission-decision": lambda: AdmissionDecision,
     "result": lambda: ConversationResult,
     "failure": lambda: FailureRecord,
+    "policy": lambda: PolicyDocument,
 }
 
 
