@@ -17,6 +17,7 @@ from __future__ import annotations
 import click
 
 from ._common import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
+from .mock_server import mock_server
 from .schema import schema
 from .validate import validate
 
@@ -33,6 +34,7 @@ def cli() -> None:
     """
 
 
+cli.add_command(mock_server)
 cli.add_command(schema)
 cli.add_command(validate)
 

@@ -1,0 +1,193 @@
+"""Long conversations: split by message into overlapping chunks, extract each, merge.
+
+A conversation whose rendered transcript is longer than ``max_chars`` is cut into chunks of
+whole messages, each at most ``max_chars`` (a single longer message is a chunk of its own),
+consecutive chunks sharing ``overlap_messages`` messages so that a statement and its context
+land together at least once. Messages are never split, and chunks keep the original message ids
+and texts, so every span a model returns is already in whole-message coordinates of the full
+conversation.
+
+Merging renames candidate ids ``k<chunk>-<id>`` (parents follow) and merges a candidate found
+again in a later chunk -- same message, quote, kind and memory type -- into the first one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .clients.base import AttemptRecord, ClientResult, ExtractionClient, Usage
+from .conversation import Conversation
+from .prompts import Prompt, render_message
+from .validation import ValidationOptions
+
+#: About 6k tokens of transcript: leaves room for the prompt and the answer in an 8k-32k window.
+DEFAULT_MAX_CHUNK_CHARS = 24_000
+DEFAULT_OVERLAP_MESSAGES = 2
+DEFAULT_CHUNK_CONCURRENCY = 4
+
+
+def chunk_bounds(sizes: Sequence[int], max_chars: int, overlap_messages: int) -> list[range]:
+    """Message index ranges of the chunks for messages of the given rendered sizes."""
+    if max_chars < 1 or overlap_messages < 0:
+        raise ValueError("max_chars must be positive and overlap_messages not negative")
+    bounds: list[range] = []
+    start, count = 0, len(sizes)
+    while start < count:
+        end, total = start, 0
+        while end < count and (end == start or total + sizes[end] <= max_chars):
+            total += sizes[end]
+            end += 1
+        bounds.append(range(start, end))
+        if end >= count:
+            break
+        start = max(end - overlap_messages, start + 1)
+    return bounds
+
+
+def split_conversation(
+    conversation: Conversation,
+    *,
+    max_chars: int = DEFAULT_MAX_CHUNK_CHARS,
+    overlap_messages: int = DEFAULT_OVERLAP_MESSAGES,
+) -> list[Conversation]:
+    """The chunks of ``conversation``; the conversation itself when it fits in one."""
+    sizes = [len(render_message(m)) + 1 for m in conversation.messages]
+    if sum(sizes) <= max_chars:
+        return [conversation]
+    chunks = []
+    for bounds in chunk_bounds(sizes, max_chars, overlap_messages):
+        chunk = Conversation(
+            id=conversation.id,
+            messages=conversation.messages[bounds.start : bounds.stop],
+            metadata=conversation.metadata,
+        )
+        chunk._location = conversation.location
+        chunks.append(chunk)
+    return chunks
+
+
+async def extract_chunked(
+    client: ExtractionClient,
+    conversation: Conversation,
+    prompt: Prompt,
+    options: ValidationOptions,
+    *,
+    max_chars: int = DEFAULT_MAX_CHUNK_CHARS,
+    overlap_messages: int = DEFAULT_OVERLAP_MESSAGES,
+    max_concurrency: int = DEFAULT_CHUNK_CONCURRENCY,
+) -> tuple[ClientResult, int]:
+    """Extract ``conversation`` chunk by chunk; return the merged result and the chunk count.
+
+    Chunks run concurrently, at most ``max_concurrency`` at a time. If any chunk raises, the
+    first error (in chunk order) is raised once every chunk has finished.
+    """
+    chunks = split_conversation(
+        conversation, max_chars=max_chars, overlap_messages=overlap_messages
+    )
+    if len(chunks) == 1:
+        return await client.extract(conversation, prompt, options), 1
+    gate = asyncio.Semaphore(max_concurrency)
+
+    async def one(chunk: Conversation) -> ClientResult:
+        async with gate:
+            return await client.extract(chunk, prompt, options)
+
+    outcomes = await asyncio.gather(*(one(c) for c in chunks), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    results = [o for o in outcomes if isinstance(o, ClientResult)]
+    return merge_results(results, chunks, client.model_name), len(chunks)
+
+
+def merge_results(
+    results: Sequence[ClientResult], chunks: Sequence[Conversation], model: str
+) -> ClientResult:
+    """One result from the chunks' results: merged candidates, summed usage and attempts.
+
+    A chunk whose output is not an extraction at all is recorded in ``failed_attempts`` (naming
+    its messages) instead of sinking the other chunks; if no chunk is readable, the first raw
+    output is returned as the output, for the pipeline to report.
+    """
+    failed: list[AttemptRecord] = []
+    readable: list[tuple[int, list[Any]]] = []
+    for number, (result, chunk) in enumerate(zip(results, chunks, strict=True), start=1):
+        label = _label(number, len(chunks), chunk)
+        failed += [
+            a.model_copy(update={"error": f"{label}: {a.error}"}) for a in result.failed_attempts
+        ]
+        items = _candidates(result.output)
+        if items is None:
+            failed.append(
+                AttemptRecord(
+                    attempt=result.attempts,
+                    error=f"{label}: output is not an extraction; its candidates are lost",
+                    raw_output=result.raw_text
+                    if result.raw_text is not None
+                    else str(result.output),
+                )
+            )
+        else:
+            readable.append((number, items))
+    output: Any = {"candidates": merge_candidates(readable)} if readable else results[0].output
+    return ClientResult(
+        output=output,
+        raw_text=None,
+        model=model,
+        usage=sum((r.usage for r in results), Usage()),
+        attempts=sum(r.attempts for r in results),
+        failed_attempts=failed,
+        cached=all(r.cached for r in results),
+    )
+
+
+def merge_candidates(chunk_outputs: Sequence[tuple[int, Sequence[Any]]]) -> list[Any]:
+    """Rename ids per chunk, drop candidates already found in an earlier chunk, fix parents."""
+    merged: list[Any] = []
+    first_seen: dict[tuple[Any, ...], tuple[int, str]] = {}
+    for number, items in chunk_outputs:
+        renamed: dict[str, str] = {}
+        kept: list[dict[str, Any]] = []
+        for item in items:
+            if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
+                merged.append(item)
+                continue
+            new_id = f"k{number}-{item['id']}"
+            key = _identity(item)
+            earlier = first_seen.get(key) if key is not None else None
+            if earlier is not None and earlier[0] != number:
+                renamed[item["id"]] = earlier[1]
+                continue
+            if key is not None:
+                first_seen.setdefault(key, (number, new_id))
+            renamed[item["id"]] = new_id
+            kept.append({**item, "id": new_id})
+        for item in kept:
+            parents = item.get("parent_ids")
+            if isinstance(parents, list):
+                item["parent_ids"] = [
+                    renamed.get(p, p) if isinstance(p, str) else p for p in parents
+                ]
+            merged.append(item)
+    return merged
+
+
+def _identity(item: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    span = item.get("span")
+    if not isinstance(span, Mapping):
+        return None
+    key = (span.get("message_id"), span.get("quote"), item.get("kind"), item.get("memory_type"))
+    return key if all(isinstance(v, str) for v in key) else None
+
+
+def _candidates(output: Any) -> list[Any] | None:
+    if isinstance(output, Mapping) and isinstance(output.get("candidates", []), list):
+        return list(output.get("candidates", []))
+    return None
+
+
+def _label(number: int, total: int, chunk: Conversation) -> str:
+    first, last = chunk.messages[0].id, chunk.messages[-1].id
+    return f"chunk {number}/{total} (messages {first}..{last})"

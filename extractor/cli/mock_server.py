@@ -1,0 +1,54 @@
+"""``extractor mock-server``: run the mock OpenAI-compatible server in the foreground."""
+
+from __future__ import annotations
+
+import threading
+
+import click
+
+from ..mockserver import FAULT_NAMES, MockServer, parse_faults
+from ._common import UnusableInput
+
+
+def _faults(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    try:
+        parse_faults(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
+@click.command("mock-server")
+@click.option("--port", type=click.IntRange(0, 65535), default=8089, show_default=True,
+              help="Port on 127.0.0.1 (0 picks a free one).")  # fmt: skip
+@click.option("--fault", "faults", multiple=True, callback=_faults, metavar="NAME[:N]",
+              help=f"Fault for every request, repeatable: {', '.join(FAULT_NAMES)}.")  # fmt: skip
+@click.option("--latency", type=click.FloatRange(0), default=0.0, show_default=True,
+              help="Seconds to wait before each answer.")  # fmt: skip
+@click.option("--retry-after", type=click.FloatRange(0), default=0.0, show_default=True,
+              help="Retry-After seconds sent with a 429.")  # fmt: skip
+def mock_server(port: int, faults: tuple[str, ...], latency: float, retry_after: float) -> None:
+    """Serve /v1/chat/completions and /v1/models on 127.0.0.1, answering with the offline
+    model in the OpenAI response shape, until Ctrl-C.
+
+    Requests can pick faults themselves with the header X-Mock-Fault or a model-name suffix
+    (offline+verified). See docs/llm-path.md for every fault.
+
+    \b
+    Example:
+        extractor mock-server --port 8089 --fault verified --latency 0.2
+        extractor run conversations.jsonl --model offline --base-url http://127.0.0.1:8089/v1
+    """
+    server = MockServer(port=port, faults=faults, latency=latency, retry_after=retry_after)
+    try:
+        server.start()
+    except OSError as exc:
+        raise UnusableInput(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    fault_note = f" with faults {', '.join(faults)}" if faults else ""
+    click.echo(f"mock OpenAI-compatible server at {server.base_url}{fault_note} (Ctrl-C to stop)")
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+    finally:
+        server.stop()
