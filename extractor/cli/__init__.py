@@ -17,6 +17,7 @@ from __future__ import annotations
 import click
 
 from ._common import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
+from .ledger import ledger
 from .mock_server import mock_server
 from .schema import schema
 from .validate import validate
@@ -34,6 +35,7 @@ def cli() -> None:
     """
 
 
+cli.add_command(ledger)
 cli.add_command(mock_server)
 cli.add_command(schema)
 cli.add_command(validate)

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from .migrations import MIGRATIONS, migration_names
 from .models import ConversationHistory, MemoryRecord, RecordedFailure, RecordedResult, RunRecord
-from .store import EXPORTABLE, Ledger, new_run_id
+from .store import EXPORTABLE, JSON_COLUMNS, Ledger, new_run_id
 
 __all__ = [
     "EXPORTABLE",
+    "JSON_COLUMNS",
     "MIGRATIONS",
     "ConversationHistory",
     "Ledger",

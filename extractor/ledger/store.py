@@ -57,6 +57,16 @@ EXPORTABLE = (
 
 RUN_STATUSES = ("completed", "failed", "interrupted")
 
+#: Columns that hold JSON text (arrays, objects, or a whole canonical record).
+JSON_COLUMNS = frozenset(
+    {
+        "settings_json", "summary_json", "result_json", "candidate_json", "decision_json",
+        "raw_json", "failure_json", "conversation_json", "parent_memory_ids", "requested_uses",
+        "evidence_ids", "hedges", "allowed_uses", "forbidden_uses", "denied_requested_uses",
+        "flags", "rules_fired",
+    }
+)  # fmt: skip
+
 
 def new_run_id(now: datetime | None = None) -> str:
     """Sortable by start time, unique by its random suffix: ``run-20250101T120000-1a2b3c``."""
@@ -319,8 +329,14 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
         )
         return Conversation.model_validate_json(found[0][0]) if found else None
 
-    def export(self, table: str, *, run_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Rows of a table or view as plain dicts (column order kept), optionally for one run."""
+    def export(
+        self, table: str, *, run_id: str | None = None, decode_json: bool = False
+    ) -> Iterator[dict[str, Any]]:
+        """Rows of a table or view as plain dicts (column order kept), optionally for one run.
+
+        ``decode_json`` parses the :data:`JSON_COLUMNS` into lists and objects; otherwise every
+        value is exactly what the column stores.
+        """
         if table not in EXPORTABLE:
             raise LedgerError(f"unknown table {table!r} (expected one of {', '.join(EXPORTABLE)})")
         sql = f"SELECT * FROM {table}"
@@ -331,7 +347,12 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
             sql, params = sql + " WHERE run_id = ?", (run_id,)
         order = "" if table == "memory_ledger" else " ORDER BY rowid"
         for row in self._query(sql + order, params):
-            yield dict(zip(row.keys(), tuple(row), strict=True))
+            record = dict(zip(row.keys(), tuple(row), strict=True))
+            if decode_json:
+                for name, value in record.items():
+                    if name in JSON_COLUMNS and isinstance(value, str):
+                        record[name] = json.loads(value)
+            yield record
 
     def columns(self, table: str) -> list[str]:
         return [str(r["name"]) for r in self._query(f"PRAGMA table_info({table})")]
