@@ -1,0 +1,102 @@
+"""``extractor eval``: run a model over the gold set (and optionally MSC) and print the figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import ExtractorError
+from ..evaluation import evaluate, load_evalset
+from ..evaluation.msc import evaluate_msc, iter_msc
+from ..evaluation.render import msc_json, render_msc, render_report, report_json
+from ..evaluation.runner import DEFAULT_CONCURRENCY
+from ..models import DEFAULT_MODEL, get_client
+from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput
+
+
+@click.command(name="eval")
+@click.option(
+    "--model",
+    default=DEFAULT_MODEL,
+    show_default=True,
+    envvar="EXTRACTOR_MODEL",
+    help="'offline' or a model name at --base-url.",
+)
+@click.option(
+    "--base-url",
+    envvar=["EXTRACTOR_BASE_URL", "OPENAI_BASE_URL"],
+    help="OpenAI-compatible endpoint. Env: EXTRACTOR_BASE_URL, OPENAI_BASE_URL.",
+)
+@click.option(
+    "--api-key",
+    envvar=["EXTRACTOR_API_KEY", "OPENAI_API_KEY"],
+    help="API key. Env: EXTRACTOR_API_KEY, OPENAI_API_KEY.",
+)
+@click.option(
+    "--set",
+    "evalset",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Gold set (JSONL with a 'gold' field). Default: the shipped set.",
+)
+@click.option(
+    "--policy",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Admission policy file. Default: the shipped policy.",
+)
+@click.option(
+    "--msc",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Also score MSC turn-level user facts from this msc-valid.jsonl.",
+)
+@click.option("--msc-limit", type=click.IntRange(min=1), help="Only the first N MSC lines.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=DEFAULT_CONCURRENCY,
+    show_default=True,
+    help="Conversations in flight at once.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.pass_context
+def eval_command(ctx: click.Context, **o: Any) -> None:
+    """Run a model over the gold evaluation set through the real pipeline and print candidate
+    precision / recall / F1 per memory type, span, hedge and temporal figures, and the safety
+    figures (what the gate accepted or admitted that it must not).
+
+    Exit codes: 0 every safety figure is zero; 1 some safety figure is not; 2 unusable input.
+
+    \b
+    Examples:
+        extractor eval
+        extractor eval --msc ../shared/data/msc-valid.jsonl --msc-limit 100
+        extractor eval --model gpt-4o-mini --base-url http://localhost:8000/v1 --json
+    """
+    try:
+        cases = load_evalset(o["evalset"])
+        client = get_client(o["model"], base_url=o["base_url"], api_key=o["api_key"], cache=False)
+        report = evaluate(
+            cases,
+            client,
+            policy=o["policy"],
+            concurrency=o["concurrency"],
+            evalset=str(o["evalset"] or "shipped gold set"),
+        )
+        msc = None
+        if o["msc"] is not None:
+            msc_cases = list(iter_msc(o["msc"], limit=o["msc_limit"]))
+            msc = evaluate_msc(msc_cases, client, policy=o["policy"], concurrency=o["concurrency"])
+    except ExtractorError as exc:
+        raise UnusableInput(str(exc)) from None
+    if o["as_json"]:
+        data: dict[str, Any] = {"evalset": report_json(report)}
+        if msc is not None:
+            data["msc"] = msc_json(msc)
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_report(report))
+        if msc is not None:
+            click.echo("\n" + render_msc(msc))
+    ctx.exit(EXIT_OK if report.safety.clean else EXIT_REJECTED)
