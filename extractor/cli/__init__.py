@@ -17,8 +17,10 @@ from __future__ import annotations
 import click
 
 from ._common import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
+from .eval import eval_command
 from .ledger import ledger
 from .mock_server import mock_server
+from .run import run
 from .schema import schema
 from .validate import validate
 
@@ -35,8 +37,10 @@ def cli() -> None:
     """
 
 
+cli.add_command(eval_command)
 cli.add_command(ledger)
 cli.add_command(mock_server)
+cli.add_command(run)
 cli.add_command(schema)
 cli.add_command(validate)
 
