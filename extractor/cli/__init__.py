@@ -17,11 +17,13 @@ from __future__ import annotations
 import click
 
 from ._common import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
+from .admit import admit
 from .eval import eval_command
 from .ledger import ledger
 from .mock_server import mock_server
 from .run import run
 from .schema import schema
+from .serve import serve
 from .validate import validate
 
 
@@ -37,11 +39,13 @@ def cli() -> None:
     """
 
 
+cli.add_command(admit)
 cli.add_command(eval_command)
 cli.add_command(ledger)
 cli.add_command(mock_server)
 cli.add_command(run)
 cli.add_command(schema)
+cli.add_command(serve)
 cli.add_command(validate)
 
 
