@@ -23,6 +23,7 @@ from .ledger import ledger
 from .mock_server import mock_server
 from .run import run
 from .schema import schema
+from .serve import serve
 from .validate import validate
 
 
@@ -44,6 +45,7 @@ cli.add_command(ledger)
 cli.add_command(mock_server)
 cli.add_command(run)
 cli.add_command(schema)
+cli.add_command(serve)
 cli.add_command(validate)
 
 
