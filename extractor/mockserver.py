@@ -20,10 +20,12 @@ Every answer has ``usage`` (about four characters a token) and a ``finish_reason
 Faults
 ------
 A fault spec is ``name``, ``name:N`` or ``name:always``; several are separated by commas.
-They are chosen per server (``MockServer(faults=...)``, ``--fault``) or per request, which
-overrides the server's: the header ``X-Mock-Fault: verified,rate_limit:1`` or a model-name suffix
-``offline+verified+rate_limit:1``. ``X-Mock-Latency`` and ``X-Mock-Retry-After`` (seconds)
-override ``latency`` and ``retry_after`` per request.
+They are chosen per server (``MockServer(faults=...)``, ``--fault``), per conversation id
+(``MockServer(conversation_faults={"conv-2": "refusal"})``, for batch tests) or per request,
+which overrides both: the header ``X-Mock-Fault: verified,rate_limit:1`` or a model-name suffix
+``offline+verified+rate_limit:1``. An unknown fault name in a request is a 400.
+``X-Mock-Latency`` and ``X-Mock-Retry-After`` (seconds) override ``latency`` and ``retry_after``
+per request.
 
 =================  ======================================================================
 fault              effect
@@ -166,10 +168,14 @@ class MockServer:
         faults: str | Sequence[str] = (),
         latency: float = 0.0,
         retry_after: float = 0.0,
+        conversation_faults: Mapping[str, str | Sequence[str]] | None = None,
     ) -> None:
         self.host = host
         self.port = port
         self.faults = parse_faults(faults)
+        self.conversation_faults = {
+            cid: parse_faults(spec) for cid, spec in (conversation_faults or {}).items()
+        }
         self.latency = latency
         self.retry_after = retry_after
         self._state = _State()
@@ -194,7 +200,10 @@ class MockServer:
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
-            target=server.serve_forever, name="extractor-mock-server", daemon=True
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},  # shutdown() waits up to one poll interval
+            name="extractor-mock-server",
+            daemon=True,
         )
         self._thread.start()
 
@@ -233,7 +242,11 @@ class MockServer:
         return self._complete(request, headers, body)
 
     def _complete(self, request: dict[str, Any], headers: Mapping[str, str], body: bytes) -> Reply:
-        faults = self._faults_for(request, headers)
+        try:
+            conversation = _conversation_in(request["messages"])
+            faults = self._faults_for(request, headers, conversation.id)
+        except (ExtractorError, ValueError) as exc:
+            return _error(400, str(exc), "invalid_request_error")
         delay = _float_header(headers, "x-mock-latency", self.latency)
         if delay > 0:
             time.sleep(delay)
@@ -241,16 +254,15 @@ class MockServer:
         for fault in faults:
             if fault.name in TRANSPORT_FAULTS and fault.fires(delivery):
                 return self._transport_fault(fault.name, headers)
-        try:
-            conversation = _conversation_in(request["messages"])
-        except ExtractorError as exc:
-            return _error(400, str(exc), "invalid_request_error")
         return _answer(request, conversation, faults)
 
-    def _faults_for(self, request: dict[str, Any], headers: Mapping[str, str]) -> tuple[Fault, ...]:
+    def _faults_for(
+        self, request: dict[str, Any], headers: Mapping[str, str], conversation_id: str
+    ) -> tuple[Fault, ...]:
+        """Per request (header, model suffix), else per conversation, else the server's."""
         model = str(request.get("model", ""))
         chosen = parse_faults(headers.get("x-mock-fault")) + parse_faults(model.split("+")[1:])
-        return chosen or self.faults
+        return chosen or self.conversation_faults.get(conversation_id) or self.faults
 
     def _transport_fault(self, name: str, headers: Mapping[str, str]) -> Reply:
         if name == "rate_limit":

@@ -1,0 +1,41 @@
+"""Shared test configuration: cassettes live in the top-level ``cassettes/`` directory, and
+live tests (a real provider) run only when explicitly enabled."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
+_PYDANTIC_DOCS = re.compile(rb"errors\.pydantic\.dev/[0-9][0-9.]*/")
+
+
+def live_tests_enabled() -> bool:
+    return os.environ.get("EXTRACTOR_LIVE_TESTS") == "1" and bool(os.environ.get("OPENAI_API_KEY"))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("live") and not live_tests_enabled():
+        pytest.skip("live test: set EXTRACTOR_LIVE_TESTS=1 and OPENAI_API_KEY to run it")
+
+
+def _normalize_request(request: Any) -> Any:
+    """Re-ask messages quote pydantic's docs URL, which names pydantic's version; drop the
+    version so a pydantic upgrade does not turn every re-ask cassette into a miss."""
+    if isinstance(request.body, bytes):
+        request.body = _PYDANTIC_DOCS.sub(b"errors.pydantic.dev/X/", request.body)
+    return request
+
+
+@pytest.fixture(scope="module")
+def vcr_config(extractor_vcr_config: dict[str, Any]) -> dict[str, Any]:
+    return {**extractor_vcr_config, "before_record_request": _normalize_request}
+
+
+@pytest.fixture(scope="module")
+def vcr_cassette_dir(request: pytest.FixtureRequest) -> str:
+    return str(CASSETTES / request.module.__name__.rsplit(".", 1)[-1])
