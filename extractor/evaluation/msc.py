@@ -234,5 +234,8 @@ async def aevaluate_msc(
 def evaluate_msc(
     cases: list[MscCase], client: ExtractionClient | None = None, **kw: Any
 ) -> MscReport:
-    """Blocking :func:`aevaluate_msc`."""
-    return asyncio.run(aevaluate_msc(cases, client, **kw))
+    """Blocking :func:`aevaluate_msc`. Closes the client's connections of the loop it ran."""
+    from .runner import run_closing
+
+    report: MscReport = run_closing(aevaluate_msc(cases, client, **kw), client)
+    return report

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+from collections.abc import Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
@@ -155,5 +156,20 @@ def evaluate(
     client: ExtractionClient | None = None,
     **kwargs: Any,
 ) -> EvalReport:
-    """Blocking :func:`aevaluate`."""
-    return asyncio.run(aevaluate(cases, client, **kwargs))
+    """Blocking :func:`aevaluate`. Closes the client's connections of the event loop it ran."""
+    report: EvalReport = run_closing(aevaluate(cases, client, **kwargs), client)
+    return report
+
+
+def run_closing(coro: Coroutine[Any, Any, Any], client: object) -> Any:
+    """``asyncio.run(coro)``, then close ``client``'s per-loop connections inside that loop."""
+
+    async def main() -> Any:
+        try:
+            return await coro
+        finally:
+            aclose = getattr(client, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    return asyncio.run(main())
