@@ -6,9 +6,14 @@ import multiprocessing
 import sqlite3
 from pathlib import Path
 
-from test_ledger import RUN_PROV, make_failure, make_result
-
 from extractor.ledger import Ledger
+from extractor.results import RunProvenance
+
+# Workers run in spawned processes: keep what they import small (no hypothesis, no pytest).
+RUN_PROV = RunProvenance(
+    model="offline", prompt_id="p", prompt_version="1", prompt_hash="sha256:p",
+    policy_id="default", policy_version="1.0.0", extractor_version="0.1.0",
+)  # fmt: skip
 
 WORKERS = 4
 PER_WORKER = 15
@@ -16,6 +21,8 @@ SHARED_RUN = "run-shared"
 
 
 def write_many(path: str, worker: int, start: multiprocessing.synchronize.Event) -> None:
+    from test_ledger import make_failure, make_result
+
     start.wait(30)
     with Ledger(path, busy_timeout=120) as ledger:
         own = ledger.start_run(RUN_PROV, {"worker": worker}, run_id=f"run-w{worker}")
