@@ -32,7 +32,7 @@ from typing import Any
 from ._version import SCHEMA_VERSION, __version__
 from .admission import Policy, admit, load_policy
 from .candidates import MemoryCandidate, Provenance, build_candidates
-from .chunking import extract_chunked
+from .chunking import DEFAULT_MAX_CHUNK_CHARS, extract_chunked
 from .clients.base import ClientResult, ExtractionClient
 from .conversation import Conversation, Limits, conversation_from_data
 from .decisions import AdmissionDecision
@@ -50,9 +50,6 @@ from .errors import (
 from .prompts import Prompt, load_prompt
 from .results import ConversationResult, InputRef, RunProvenance, Stage, Timings
 from .validation import ValidationOptions, ValidationReport, validate_extraction
-
-#: Conversations longer than this (rendered transcript characters) are extracted in chunks.
-DEFAULT_MAX_CHUNK_CHARS = 24_000
 
 
 def utc_now() -> datetime:

@@ -106,15 +106,21 @@ def _check_inputs(inputs: tuple[str, ...]) -> None:
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_MESSAGE_CHARS,
     show_default=True,
+    help="A longer message fails its conversation (stage load).",
 )
 @click.option(
-    "--limit-messages", type=click.IntRange(min=1), default=DEFAULT_MAX_MESSAGES, show_default=True
+    "--limit-messages",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_MESSAGES,
+    show_default=True,
+    help="A conversation with more messages fails (stage load).",
 )
 @click.option(
     "--limit-candidates",
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_CANDIDATES,
     show_default=True,
+    help="Candidates beyond this are rejected (CANDIDATE_LIMIT_EXCEEDED).",
 )
 @click.option(
     "--max-chunk-chars",

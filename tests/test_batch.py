@@ -1,0 +1,369 @@
+"""The batch runner loses nothing: every input ends exactly once in the results or failures file,
+in input order, with bounded memory and concurrency, across crashes and resumes."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import io
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import extractor.batch as batch_module
+from extractor.batch import BatchConfig, BatchObserver, read_done, run_batch
+from extractor.clients.base import ClientResult, Usage
+from extractor.conversation import Conversation
+from extractor.errors import ModelTimeout, OutputWriteError
+from extractor.pipeline import Extractor
+from extractor.prompts import Prompt
+from extractor.results import ConversationResult, FailureRecord
+from extractor.summary import RunSummary
+from extractor.validation import ValidationOptions
+
+FIXED = datetime(2025, 1, 2, tzinfo=UTC)
+
+
+class Client:
+    """Answers with one grounded candidate; fails conversations whose id starts with 'fail';
+    sleeps ``delays[id]`` seconds; tracks how many calls are in flight."""
+
+    def __init__(self, delays: dict[str, float] | None = None, *, fail: bool = True) -> None:
+        self.delays = delays or {}
+        self.fail = fail
+        self.calls = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    @property
+    def model_name(self) -> str:
+        return "test-client"
+
+    async def extract(
+        self, conversation: Conversation, prompt: Prompt, options: ValidationOptions
+    ) -> ClientResult:
+        self.calls += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.delays.get(conversation.id, 0))
+            if self.fail and conversation.id.startswith("fail"):
+                raise ModelTimeout(f"conversation {conversation.id!r}: timed out")
+            text = conversation.messages[0].text
+            unit = {
+                "id": "c1",
+                "span": {"message_id": "m0", "quote": text, "start": 0, "end": len(text)},
+                "kind": "OBSERVATION",
+                "memory_type": "ASSERTION_EVENT",
+                "content": f"The user said: {text}",
+                "origin": "USER",
+            }
+            return ClientResult(
+                output={"candidates": [unit]},
+                model="test-client",
+                usage=Usage(prompt_tokens=3, completion_tokens=2, total_tokens=5),
+            )
+        finally:
+            self.in_flight -= 1
+
+
+def conv_line(cid: str, text: str | None = None) -> str:
+    text = text or f"I like item {cid}."
+    return json.dumps({"id": cid, "messages": [{"role": "user", "content": text}]})
+
+
+def write_jsonl(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    assert not raw or raw.endswith(b"\n"), f"{path} ends with a partial line"
+    return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+def extractor_with(client: Client) -> Extractor:
+    return Extractor(client, clock=lambda: FIXED)
+
+
+def test_results_are_written_in_input_order_whatever_the_concurrency(tmp_path: Path) -> None:
+    ids = [f"c{i}" for i in range(12)]
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line(i) for i in ids])
+    delays = {cid: 0.002 * (12 - n) for n, cid in enumerate(ids)}  # later ones finish first
+    client = Client(delays)
+    out = tmp_path / "out.jsonl"
+    summary = run_batch([src], extractor_with(client), BatchConfig(out=out, concurrency=4))
+    assert [r["conversation_id"] for r in read_lines(out)] == ids
+    assert client.max_in_flight == 4
+    serial = tmp_path / "serial.jsonl"
+    run_batch([src], extractor_with(Client()), BatchConfig(out=serial, concurrency=1))
+    drop = ("timings",)
+    assert [{k: v for k, v in r.items() if k not in drop} for r in read_lines(out)] == [
+        {k: v for k, v in r.items() if k not in drop} for r in read_lines(serial)
+    ]
+    assert summary.processed == 12 and summary.exit_code == 0
+    assert summary.usage.total_tokens == 60
+
+
+def test_reading_stays_a_bounded_window_ahead_of_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line(f"c{i}") for i in range(200)])
+    state = {"read": 0, "written": 0, "max_ahead": 0}
+    real_iter = batch_module.iter_inputs
+
+    def counting(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        for item in real_iter(*args, **kwargs):
+            state["read"] += 1
+            state["max_ahead"] = max(state["max_ahead"], state["read"] - state["written"])
+            yield item
+
+    class Count(BatchObserver):
+        def on_result(self, result: ConversationResult, conversation: Conversation) -> None:
+            state["written"] += 1
+
+    monkeypatch.setattr(batch_module, "iter_inputs", counting)
+    config = BatchConfig(out=tmp_path / "out.jsonl", concurrency=3)
+    run_batch([src], extractor_with(Client({"c5": 0.01})), config, observers=[Count()])
+    assert state["written"] == 200
+    assert state["max_ahead"] <= 2 * 3
+
+
+def test_a_failing_conversation_is_recorded_and_the_rest_go_on(tmp_path: Path) -> None:
+    src = write_jsonl(
+        tmp_path / "in.jsonl",
+        [conv_line("a"), conv_line("fail-1"), "{not json", conv_line("b")],
+    )
+    out = tmp_path / "out.jsonl"
+    summary = run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    assert [r["conversation_id"] for r in read_lines(out)] == ["a", "b"]
+    failures = read_lines(tmp_path / "out.jsonl.failures.jsonl")
+    assert [(f["conversation_id"], f["stage"], f["error_code"]) for f in failures] == [
+        ("fail-1", "extract", "MODEL_TIMEOUT"),
+        (None, "load", "INPUT_INVALID"),
+    ]
+    assert failures[0]["input"] == {"source": str(src), "line": 2, "field": None}
+    assert failures[1]["input"]["line"] == 3
+    assert f"{src}:3" in failures[1]["error"]
+    assert summary.failed == 2 and summary.exit_code == 1
+    assert summary.failures_by_stage == {"extract": 1, "load": 1}
+
+
+def test_rerun_with_the_same_out_skips_everything_already_recorded(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line("a"), conv_line("fail-x"), "[]"])
+    out = tmp_path / "out.jsonl"
+    run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    before = (out.read_bytes(), (tmp_path / "out.jsonl.failures.jsonl").read_bytes())
+    client = Client()
+    again = run_batch([src], extractor_with(client), BatchConfig(out=out))
+    after = (out.read_bytes(), (tmp_path / "out.jsonl.failures.jsonl").read_bytes())
+    assert after == before
+    assert client.calls == 0
+    assert (again.skipped, again.processed, again.failed, again.exit_code) == (3, 0, 0, 0)
+
+
+def test_a_changed_conversation_is_processed_again(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line("a", "I like tea.")])
+    out = tmp_path / "out.jsonl"
+    run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    write_jsonl(src, [conv_line("a", "I like coffee.")])
+    run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    assert [r["candidates"][0]["content"] for r in read_lines(out)] == [
+        "The user said: I like tea.",
+        "The user said: I like coffee.",
+    ]
+
+
+def test_a_partial_trailing_line_is_truncated_and_redone(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line(f"c{i}") for i in range(5)])
+    out = tmp_path / "out.jsonl"
+    run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    lines = out.read_bytes().splitlines(keepends=True)
+    out.write_bytes(b"".join(lines[:2]) + lines[2][:40])  # killed in the middle of line 3
+    summary = run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    assert [r["conversation_id"] for r in read_lines(out)] == [f"c{i}" for i in range(5)]
+    assert (summary.skipped, summary.processed) == (2, 3)
+
+
+def test_duplicate_inputs_are_each_recorded_once(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line("a"), conv_line("a"), conv_line("b")])
+    out = tmp_path / "out.jsonl"
+    run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    assert [r["conversation_id"] for r in read_lines(out)] == ["a", "a", "b"]
+
+
+def test_retry_failed_attempts_earlier_failures_again(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line("ok"), conv_line("fail-soon-ok")])
+    out = tmp_path / "out.jsonl"
+    first = run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    assert first.failed == 1
+
+    config = BatchConfig(out=out, retry_failed=True)
+    second = run_batch([src], extractor_with(Client(fail=False)), config)
+    assert (second.skipped, second.processed, second.failed) == (1, 1, 0)
+    assert [r["conversation_id"] for r in read_lines(out)] == ["ok", "fail-soon-ok"]
+    assert read_lines(tmp_path / "out.jsonl.failures.jsonl") == []
+
+
+@pytest.fixture
+def unwritable_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A directory no file can be created in: read-only by mode, or -- when the tests run as
+    root, who ignores modes -- by a simulated read-only filesystem."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    if os.geteuid() == 0:
+        real_open = os.open
+
+        def read_only_fs(path: Any, flags: int, *args: Any) -> int:
+            if str(path).startswith(str(locked)) and flags & os.O_CREAT:
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+            return real_open(path, flags, *args)
+
+        monkeypatch.setattr(batch_module.os, "open", read_only_fs)
+        yield locked
+        return
+    locked.chmod(0o555)
+    yield locked
+    locked.chmod(0o755)
+
+
+def test_an_unwritable_output_fails_before_any_work(tmp_path: Path, unwritable_dir: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line("a")])
+    client = Client()
+    with pytest.raises(OutputWriteError, match=r"locked/out\.jsonl.*cannot open for writing"):
+        run_batch([src], extractor_with(client), BatchConfig(out=unwritable_dir / "out.jsonl"))
+    assert client.calls == 0
+    assert list(unwritable_dir.iterdir()) == []
+
+
+def test_a_full_disk_leaves_no_half_written_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line(f"c{i}") for i in range(4)])
+    out = tmp_path / "out.jsonl"
+    real_write = os.write
+    writes = {"n": 0}
+
+    def flaky_write(fd: int, data: Any) -> int:
+        writes["n"] += 1
+        if writes["n"] == 3:  # the third line: half of it lands, then the disk is full
+            real_write(fd, bytes(data[: len(data) // 2]))
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(batch_module.os, "write", flaky_write)
+    with pytest.raises(OutputWriteError, match="No space left"):
+        run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    monkeypatch.undo()
+    assert [r["conversation_id"] for r in read_lines(out)] == ["c0", "c1"]
+    run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    assert [r["conversation_id"] for r in read_lines(out)] == [f"c{i}" for i in range(4)]
+
+
+def test_refuses_to_append_to_a_file_it_did_not_write(tmp_path: Path) -> None:
+    out = write_jsonl(tmp_path / "notes.jsonl", ["hello world"])
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line("a")])
+    with pytest.raises(OutputWriteError, match=r"notes\.jsonl:1: not a line written"):
+        run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+    assert out.read_text() == "hello world\n"
+
+
+def test_without_out_results_go_to_stdout_and_failures_to_stderr(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line("a"), conv_line("fail-2")])
+    stdout, stderr = io.BytesIO(), io.StringIO()
+    summary = run_batch([src], extractor_with(Client()), stdout=stdout, stderr=stderr)
+    assert [json.loads(line)["conversation_id"] for line in stdout.getvalue().splitlines()] == ["a"]
+    assert "failed [extract]" in stderr.getvalue() and "fail-2" in stderr.getvalue()
+    assert summary.exit_code == 1
+
+
+def test_stdin_input(tmp_path: Path) -> None:
+    stdin = io.BytesIO((conv_line("s1") + "\n" + conv_line("s2") + "\n").encode())
+    out = tmp_path / "out.jsonl"
+    run_batch(["-"], extractor_with(Client()), BatchConfig(out=out), stdin=stdin)
+    assert [r["input"]["source"] for r in read_lines(out)] == ["<stdin>", "<stdin>"]
+
+
+def test_observers_see_every_outcome_and_progress(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line("a"), conv_line("fail-3")])
+    seen: list[str] = []
+
+    class Watch(BatchObserver):
+        def on_result(self, result: ConversationResult, conversation: Conversation) -> None:
+            assert result.conversation_hash == conversation.content_hash()
+            seen.append("result")
+
+        def on_failure(self, failure: FailureRecord) -> None:
+            seen.append("failure")
+
+        def on_progress(self, summary: RunSummary) -> None:
+            seen.append(f"progress {summary.conversations}")
+
+    run_batch([src], extractor_with(Client()), BatchConfig(out=tmp_path / "o"), observers=[Watch()])
+    assert seen == ["result", "progress 1", "failure", "progress 2"]
+
+
+def test_a_ledger_records_the_run(tmp_path: Path) -> None:
+    from extractor.ledger import Ledger
+
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line("a"), conv_line("fail-4")])
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        run_batch([src], extractor_with(Client()), BatchConfig(out=tmp_path / "o"), ledger=ledger)
+        (run,) = ledger.runs()
+        assert run.status == "completed"
+        assert (run.conversations, run.failures, run.candidates) == (1, 1, 1)
+        assert run.summary is not None and run.summary["conversations"] == 2
+
+
+# --- the invariant: every input ends exactly once in one of the two files --------------------
+
+ITEM = st.one_of(
+    st.sampled_from(["a", "b", "c", "fail-1", "fail-2"]).map(conv_line),
+    st.sampled_from(["{broken", '{"id": "x", "messages": []}', "42"]),
+)
+
+
+def _keys(out: Path, failures: Path) -> Counter[Any]:
+    keys: Counter[Any] = Counter()
+    for line in read_lines(out) + read_lines(failures):
+        keys[batch_module.key_of_line(line)] += 1
+    return keys
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    items=st.lists(ITEM, min_size=1, max_size=12),
+    kept=st.integers(min_value=0, max_value=12),
+    torn=st.integers(min_value=0, max_value=30),
+)
+def test_every_input_ends_in_exactly_one_of_the_two_files(
+    items: list[str], kept: int, torn: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        src = write_jsonl(d / "in.jsonl", items)
+        out, failures = d / "out.jsonl", d / "out.jsonl.failures.jsonl"
+        run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+        expected = _keys(out, failures)
+        assert sum(expected.values()) == len(items)
+        # Simulate a crash: keep a prefix of each file, plus a torn fragment of the next line.
+        for path in (out, failures):
+            lines = path.read_bytes().splitlines(keepends=True)
+            fragment = lines[kept][:torn] if kept < len(lines) else b""
+            path.write_bytes(b"".join(lines[:kept]) + fragment)
+        run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+        assert _keys(out, failures) == expected
+        assert read_done(out) + read_done(failures) == expected

@@ -1,0 +1,254 @@
+"""``extractor run`` end to end: inputs of every shape, resume, kill -9, exit codes, summaries."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+from extractor.batch import key_of_line
+from extractor.cli import cli
+from extractor.results import ConversationResult, FailureRecord
+from extractor.summary import RunSummary, show_progress
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+DATA = REPO.parent / "shared" / "data"
+EXAMPLE_CONVERSATIONS = 6
+
+
+def invoke(*args: Any, input: bytes | str | None = None) -> Result:
+    return CliRunner().invoke(cli, ["run", *map(str, args)], input=input, catch_exceptions=False)
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    raw = path.read_bytes() if path.exists() else b""
+    assert not raw or raw.endswith(b"\n"), f"{path} ends with a partial line"
+    return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+def conv(cid: str, text: str = "I live in Lisbon and I prefer tea.") -> str:
+    return json.dumps({"id": cid, "messages": [{"role": "user", "content": text}]})
+
+
+def test_readme_quickstart_on_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "results.jsonl"
+    result = invoke("examples/", "--out", out)
+    assert result.exit_code == 0, result.output
+    rows = [ConversationResult.model_validate(r) for r in lines(out)]
+    assert len(rows) == EXAMPLE_CONVERSATIONS
+    assert {r.conversation_id for r in rows} >= {"weather-tool-1", "photo-question-9"}
+    assert sum(len(r.candidates) for r in rows) > 0
+    for row in rows:
+        p = row.provenance
+        assert p.model and p.prompt_hash.startswith("sha256:") and p.policy_version
+        assert {d.memory_id for d in row.decisions} == {c.memory_id for c in row.candidates}
+    assert lines(tmp_path / "results.jsonl.failures.jsonl") == []
+    assert "conversations" in result.stderr and "wall time" in result.stderr
+    assert result.stdout == ""
+
+
+def test_stdin_to_stdout() -> None:
+    data = "\n".join([conv("s1"), conv("s2")]) + "\n"
+    result = invoke("-", "--quiet", input=data)
+    assert result.exit_code == 0
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["conversation_id"] for r in rows] == ["s1", "s2"]
+    assert rows[0]["input"]["source"] == "<stdin>"
+    assert result.stderr == ""
+
+
+def test_gzip_and_directories(tmp_path: Path) -> None:
+    nested = tmp_path / "archive" / "2024"
+    nested.mkdir(parents=True)
+    with gzip.open(nested / "a.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.write(conv("gz1") + "\n" + conv("gz2") + "\n")
+    (tmp_path / "archive" / "b.json").write_text(conv("plain"), encoding="utf-8")
+    (tmp_path / "archive" / "notes.txt").write_text("not an input", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    result = invoke(tmp_path / "archive", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert [r["conversation_id"] for r in lines(out)] == ["gz1", "gz2", "plain"]
+
+
+def test_a_bad_line_in_the_middle(tmp_path: Path) -> None:
+    src = tmp_path / "chats.jsonl"
+    src.write_text("\n".join([conv("a"), '{"id": "b", "messages": "oops"}', conv("c")]) + "\n")
+    out = tmp_path / "out.jsonl"
+    result = invoke(src, "--out", out)
+    assert result.exit_code == 1
+    assert [r["conversation_id"] for r in lines(out)] == ["a", "c"]
+    (failure,) = [FailureRecord.model_validate(f) for f in lines(Path(f"{out}.failures.jsonl"))]
+    assert (failure.stage, failure.conversation_id, failure.input.line) == ("load", "b", 2)
+    assert f"{src}:2" in failure.error and "messages" in failure.error
+    assert "failures file" in result.stderr
+
+
+def test_resume_never_duplicates(tmp_path: Path) -> None:
+    src = tmp_path / "chats.jsonl"
+    src.write_text("\n".join(conv(f"c{i}") for i in range(5)) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert invoke(src, "--out", out, "--quiet").exit_code == 0
+    with src.open("a") as f:
+        f.write(conv("c5") + "\n")
+    second = invoke(src, "--out", out, "--json")
+    summary = RunSummary.model_validate_json(second.stdout)
+    assert (summary.skipped, summary.processed) == (5, 1)
+    assert [r["conversation_id"] for r in lines(out)] == [f"c{i}" for i in range(6)]
+
+
+def test_json_summary_for_machines(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    result = invoke(EXAMPLES / "conversations.jsonl", "--out", out, "--json")
+    summary = RunSummary.model_validate_json(result.stdout)
+    assert summary.conversations == summary.processed == 3
+    assert summary.candidates == sum(len(r["candidates"]) for r in lines(out))
+    assert sum(summary.candidates_by_state.values()) == summary.candidates
+    assert summary.usage.total_tokens > 0
+    assert (summary.out, summary.failures_file) == (str(out), f"{out}.failures.jsonl")
+    assert "conversations" not in result.stderr  # no table with --json
+
+
+def test_json_summary_goes_to_stderr_when_results_use_stdout() -> None:
+    result = invoke(EXAMPLES / "support-chat.json", "--json")
+    assert json.loads(result.stdout.strip())["conversation_id"] == "support-42"
+    assert RunSummary.model_validate_json(result.stderr).processed == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.jsonl"], "no such file or directory"),
+        ([EXAMPLES, "--concurrency", "0"], "--concurrency"),
+        ([EXAMPLES, "--as-of", "yesterday"], "not an ISO 8601"),
+        ([EXAMPLES, "--out", "same.jsonl", "--failures", "same.jsonl"], "must differ"),
+    ],
+)
+def test_usage_errors_exit_2(args: list[Any], message: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", *map(str, args)])
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_an_invalid_policy_exits_2_naming_the_file(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text('id = "p"\nversion = 3\n[[rules]]\nid = 7\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["run", str(EXAMPLES), "--policy", str(policy)])
+    assert result.exit_code == 2
+    assert "policy.toml" in result.stderr
+
+
+def test_an_unwritable_output_exits_2_with_the_path(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = blocker / "out.jsonl"  # a path under a regular file can never be created
+    result = CliRunner().invoke(cli, ["run", str(EXAMPLES), "--out", str(out)])
+    assert result.exit_code == 2
+    assert f"{out}" in result.stderr and "cannot open for writing" in result.stderr
+
+
+def test_progress_only_on_a_terminal_outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("CI", raising=False)
+    assert show_progress(Tty())
+    assert not show_progress(Tty(), quiet=True)
+    assert not show_progress(io.StringIO())
+    monkeypatch.setenv("CI", "true")
+    assert not show_progress(Tty())
+
+
+def test_every_run_option_says_what_it_does() -> None:
+    command = cli.get_command(click.Context(cli), "run")
+    assert command is not None
+    undocumented = [p.name for p in command.params if isinstance(p, click.Option) and not p.help]
+    assert undocumented == []
+
+
+KILLABLE = textwrap.dedent(
+    """
+    import asyncio, sys
+    import extractor.cli.run as run_cli
+    from extractor.clients.offline import OfflineClient
+
+    class Slow(OfflineClient):
+        async def extract(self, *args):
+            await asyncio.sleep(0.05)
+            return await super().extract(*args)
+
+    run_cli.get_client = lambda *a, **k: Slow()
+    from extractor.cli import cli
+    cli(["run", *sys.argv[1:]])
+    """
+)
+
+
+def _start(src: Path, out: Path) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-c", KILLABLE, str(src), "--out", str(out), "--concurrency", "3"]
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_kill_9_mid_run_then_restart_records_everything_exactly_once(tmp_path: Path) -> None:
+    items = [conv(f"k{i}") for i in range(40)]
+    items[7] = "{torn"
+    items[23] = '{"id": "bad", "messages": []}'
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(items) + "\n")
+    out = tmp_path / "out.jsonl"
+    failures = Path(f"{out}.failures.jsonl")
+    proc = _start(src, out)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and out.read_bytes().count(b"\n") >= 10:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    written = out.read_bytes().count(b"\n")
+    assert 10 <= written < 38
+    restarted = _start(src, out)
+    assert restarted.wait(timeout=120) == 1  # two inputs are unusable
+    keys = Counter(key_of_line(r) for r in lines(out) + lines(failures))
+    assert sum(keys.values()) == len(items)
+    assert all(n == 1 for n in keys.values())
+    assert [r["conversation_id"] for r in lines(out)] == [
+        f"k{i}" for i in range(40) if i not in (7, 23)
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not present")
+def test_first_200_conversations_of_every_data_file_run_without_a_crash(tmp_path: Path) -> None:
+    sample = tmp_path / "sample"
+    sample.mkdir()
+    expected = 0
+    for source in sorted(DATA.glob("*.jsonl")):
+        with source.open("rb") as f:
+            head = [line for _, line in zip(range(200), f, strict=False)]
+        (sample / source.name).write_bytes(b"".join(head))
+        expected += len(head)
+    out = tmp_path / "out.jsonl"
+    result = invoke(sample, "--out", out, "--json")
+    summary = RunSummary.model_validate_json(result.stdout)
+    failures = lines(Path(f"{out}.failures.jsonl"))
+    assert failures == [], failures[:3]
+    assert result.exit_code == 0
+    assert summary.processed == len(lines(out)) == expected
+    assert os.path.getsize(out) > 0
