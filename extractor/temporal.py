@@ -277,3 +277,74 @@ def _ago(n: int, unit: str, anchor: date) -> Resolution:
         return Resolution(kind, value, value)
     y = str(anchor.year - n)
     return Resolution(kind, y, y)
+
+
+# --- Finding time expressions in text ---------------------------------------------------------
+
+_PREP = r"(?:since|from|until|till|by|in|on|during)"
+_WEEKDAY_RE = "|".join(WEEKDAYS)
+_AMOUNT_RE = r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|" \
+    r"couple of|a couple of|few|a few|several)"  # fmt: skip
+_MONTH_CI = "|".join(sorted((m for m in MONTHS), key=len, reverse=True))
+#: Patterns in order of preference; each match is kept only if :func:`resolve` understands it
+#: (or, without an anchor, if it is a relative expression that an anchor would resolve).
+_FINDERS = [
+    re.compile(rf"\b(?:{_PREP}\s+)?\d{{4}}-\d{{2}}-\d{{2}}\b", re.IGNORECASE),
+    re.compile(
+        rf"\b(?:{_PREP}\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+)?(?:(?i:{_MONTH_CI})|May)\.?"
+        rf"(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?,?\s+\d{{4}}\b"
+    ),
+    re.compile(r"\b(?:(?:from|between)\s+)?\d{4}\s*(?:-|–|to|and|until)\s*\d{4}\b", re.IGNORECASE),
+    re.compile(r"\b(?:since|from|until|till|by|in|during)\s+\d{4}\b", re.IGNORECASE),
+    re.compile(
+        r"\b(?:yesterday|today|tomorrow|tonight|this morning|this evening|this afternoon|"
+        r"last night)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\b(?:last|this|next)\s+(?:week|month|year|weekend)\b", re.IGNORECASE),
+    re.compile(rf"\b(?:last|this|next|on)\s+(?:{_WEEKDAY_RE})\b", re.IGNORECASE),
+    re.compile(
+        rf"\b(?:(?:about|around)\s+)?{_AMOUNT_RE}\s+(?:day|week|month|year)s?\s+ago\b",
+        re.IGNORECASE,
+    ),
+    re.compile(rf"\bin\s+{_AMOUNT_RE}\s+(?:day|week|month|year)s?\b", re.IGNORECASE),
+    re.compile(
+        rf"\b(?:(?i:since|from|until|till|by|in|last|next|this|during))\s+"
+        rf"(?:(?i:{_MONTH_CI})|May)\b(?!\s*\d)"
+    ),
+]
+
+
+#: Any date will do to tell a relative expression from a non-expression; a fixed one keeps
+#: :func:`find_expressions` deterministic.
+_PROBE = date(2000, 1, 15)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A time expression found in text: where it is, and what it resolves to (if anything)."""
+
+    start: int
+    end: int
+    expression: str
+    resolution: Resolution | None
+
+
+def find_expressions(text: str, anchor: datetime | date | None) -> list[Found]:
+    """Time expressions in ``text``, left to right, without overlaps.
+
+    Each is resolved exactly as the validation gate resolves it (against ``anchor`` when there
+    is one), so a caller that copies ``resolution`` into a temporal scope can never be told it
+    misresolved. A relative expression with no anchor is returned with ``resolution=None``.
+    """
+    taken: list[Found] = []
+    for pattern in _FINDERS:
+        for m in pattern.finditer(text):
+            if any(m.start() < f.end and f.start < m.end() for f in taken):
+                continue
+            expression = m.group(0)
+            resolution = resolve(expression, anchor)
+            if resolution is None and (anchor is not None or resolve(expression, _PROBE) is None):
+                continue
+            taken.append(Found(m.start(), m.end(), expression, resolution))
+    return sorted(taken, key=lambda f: f.start)

@@ -1,0 +1,164 @@
+"""Drafts of candidate units, and the fields every rule fills the same way.
+
+A :class:`Draft` is a candidate before it has an id. Rules return *groups* of drafts -- an
+assertion event and the proposition derived from it -- so the assembler can number them, link
+children to parents, and drop a whole group (never half of one) when a limit is reached.
+
+The helpers here make a draft pass the validation gate by construction: uncertainty is read
+from the quote with the gate's own cue patterns, time expressions are resolved with the gate's
+own resolver, and a hedge the rewrite could have lost is put back into the content.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..extraction import Entity, TemporalScope, Uncertainty
+from ..temporal import find_expressions
+from ..validation import (  # the gate's own patterns, so a draft can never disagree with them
+    _CONTENT_APPROX,
+    _CONTENT_HEDGE,
+    _CONTENT_REPORTED,
+    APPROX_CUES,
+    HEDGE_CUES,
+    REPORTED_CUES,
+)
+from ..vocab import CandidateKind, Capability, MemoryType, Origin, TemporalKind
+from .offline_text import Piece
+
+
+@dataclass
+class Draft:
+    """A candidate without an id; ``parent`` is the index of its parent within its group."""
+
+    message_id: str
+    piece: Piece
+    kind: CandidateKind
+    memory_type: MemoryType
+    content: str
+    origin: Origin
+    temporal: TemporalScope = field(default_factory=TemporalScope)
+    entities: list[Entity] = field(default_factory=list)
+    requested_uses: list[Capability] = field(default_factory=list)
+    uncertainty: Uncertainty = field(default_factory=Uncertainty)
+    parent: int | None = None
+
+
+@dataclass
+class Group:
+    """Drafts that stand or fall together; ``priority`` 0 is kept first under a limit."""
+
+    drafts: list[Draft]
+    priority: int
+    order: tuple[int, int] = (0, 0)
+
+
+# --- Uncertainty --------------------------------------------------------------------------------
+
+_REPORTER = re.compile(
+    r"(?P<who>\b(?i:my|our|his|her|their|the|a|an)\s+(?:[\w'-]+\s+){0,2}?[\w'-]+|"
+    r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:\w+\s+)?"
+    r"(?:told|tells|said|says|claims?|claimed|mentioned|reported|heard)\b"
+)
+_ACCORDING = re.compile(r"\baccording to\s+(?P<who>[^,.;:!?]+)", re.IGNORECASE)
+_PRONOUN_REPORTER = re.compile(
+    r"\b(?P<who>he|she|they|someone|somebody|people)\s+(?:told|said|says|claims?|claimed)\b",
+    re.IGNORECASE,
+)
+
+
+def hedges_in(quote: str) -> list[str]:
+    """Hedge and approximation words exactly as they appear in the quote, in order."""
+    found: list[tuple[int, str]] = [(m.start(), m.group(0)) for m in HEDGE_CUES.finditer(quote)]
+    for m in APPROX_CUES.finditer(quote):
+        word = re.sub(r"[\s$€£¥~\d.,]+$", "", m.group(0)).strip() or "~"
+        found.append((m.start(), word))
+    seen: set[str] = set()
+    out: list[str] = []
+    for _, word in sorted(found):
+        if word not in seen:
+            seen.add(word)
+            out.append(word)
+    return out
+
+
+def reporter_in(quote: str, default: str = "an unnamed source") -> str | None:
+    """Who the quote says said it, or ``None`` when the quote is not reported speech."""
+    if not REPORTED_CUES.search(quote):
+        return None
+    for pattern in (_ACCORDING, _REPORTER, _PRONOUN_REPORTER):
+        m = pattern.search(quote)
+        if m:
+            who = " ".join(m.group("who").split())
+            return re.sub(r"^(?:[Mm]y)\b", "User's", re.sub(r"^(?:[Oo]ur)\b", "User's", who))
+    return default
+
+
+def uncertainty_for(quote: str, default_reporter: str = "an unnamed source") -> Uncertainty:
+    return Uncertainty(hedges=hedges_in(quote), reported_by=reporter_in(quote, default_reporter))
+
+
+def keep_uncertainty(quote: str, content: str) -> str:
+    """Put back into ``content`` any qualification of the quote that a rewrite dropped."""
+    cues = (
+        (HEDGE_CUES, _CONTENT_HEDGE, "hedged"),
+        (APPROX_CUES, _CONTENT_APPROX, "approximately"),
+        (REPORTED_CUES, _CONTENT_REPORTED, "reported"),
+    )
+    missing = [word for cue, kept, word in cues if cue.search(quote) and not kept.search(content)]
+    if not missing:
+        return content
+    body = content.rstrip(".!?… ")
+    return f"{body} ({', '.join(missing)})."
+
+
+# --- Time ---------------------------------------------------------------------------------------
+
+_PAST_HINT = re.compile(
+    r"\b(?:used to|once|formerly|previously|back when|when i was|was|were|had|did|went|grew up|"
+    r"\w+ed)\b",
+    re.IGNORECASE,
+)
+_FUTURE_HINT = re.compile(
+    r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|about to|intend to|hope to|want to|"
+    r"next|soon|tomorrow|upcoming)\b",
+    re.IGNORECASE,
+)
+
+
+def temporal_for(text: str, anchor: datetime | None) -> TemporalScope:
+    """The first time expression in ``text``, resolved as the gate resolves it."""
+    found = find_expressions(text, anchor)
+    guessed = _tense(text)
+    if not found:
+        return TemporalScope(kind=guessed)
+    first = found[0]
+    res = first.resolution
+    if res is None:
+        return TemporalScope(expression=first.expression, kind=guessed)
+    kind = res.kind if res.kind is not TemporalKind.UNKNOWN else guessed
+    return TemporalScope(
+        expression=first.expression, kind=kind, valid_from=res.valid_from, valid_to=res.valid_to
+    )
+
+
+def _tense(text: str) -> TemporalKind:
+    low = text.lower()
+    if re.search(r"\bused to\b", low):
+        return TemporalKind.PAST
+    if _FUTURE_HINT.search(low):
+        return TemporalKind.FUTURE
+    head = re.search(r"\b(?:i|my \w+|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(\w+(?:'\w+)?)", low)
+    if head and _PAST_HINT.fullmatch(head.group(1)):
+        return TemporalKind.PAST
+    return TemporalKind.CURRENT
+
+
+def point_in_time(anchor: datetime | None) -> TemporalScope:
+    """When a tool spoke: the message timestamp, if the transcript has one."""
+    if anchor is None:
+        return TemporalScope(kind=TemporalKind.UNKNOWN)
+    stamp = anchor.isoformat()
+    return TemporalScope(kind=TemporalKind.POINT_IN_TIME, valid_from=stamp, valid_to=stamp)

@@ -1,0 +1,158 @@
+"""Rewriting a first-person English sentence in the third person about "User".
+
+"I think my manager is Alice" becomes "User thinks their manager is Alice." Every word of the
+sentence other than pronouns and the verb agreeing with them is kept as written, so hedges,
+negations, numbers and time expressions survive the rewrite: the content says what the quote
+says, about the user instead of by the user.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+
+_SUBJECT_FORMS = {
+    "i": ("User", None),
+    "i'm": ("User is", None),
+    "im": ("User is", None),
+    "i've": ("User has", None),
+    "ive": ("User has", None),
+    "i'd": ("User would", None),
+    "i'll": ("User will", None),
+    "me": ("User", None),
+    "myself": ("themselves", None),
+    "mine": ("User's", None),
+}
+_IRREGULAR = {
+    "am": "is", "have": "has", "do": "does", "go": "goes", "don't": "doesn't",
+    "dont": "doesn't", "haven't": "hasn't", "havent": "hasn't", "ain't": "isn't",
+    "are": "is", "were": "was", "aren't": "isn't", "weren't": "wasn't",
+}  # fmt: skip
+_KEEP = _words(
+    "can could will would shall should may might must used had did was got can't cannot "
+    "couldn't won't wouldn't shouldn't mustn't didn't hadn't wasn't cant couldnt wont wouldnt "
+    "didnt wasnt need ought"
+)
+_ADVERBS = _words(
+    "really just also still usually always never often sometimes actually definitely totally "
+    "absolutely recently currently mostly only even already finally generally now too "
+    "honestly truly kind sort of basically literally seriously probably maybe certainly "
+    "rarely seldom hardly barely mainly primarily especially obviously clearly personally "
+    "simply occasionally frequently normally typically constantly regularly no longer not "
+    "again once first then soon rather pretty quite very so all both each further"
+)
+#: Words that are never the verb after "I" (so they are never conjugated).
+_NOT_VERBS = _words(
+    "a an the and or but to in on at of for with from by as if because so that this these "
+    "those there here too either neither my your his her its our their it he she they we you "
+    "me him them us myself yourself who what when where why how which not no yes"
+)
+_PAST_IRREGULAR = _words(
+    "was were had did went got took made saw came became began bought brought built caught "
+    "chose drove ate fell felt found flew forgot gave grew heard held kept knew left lost met "
+    "paid ran said sat sent slept spent spoke stood taught told thought understood woke won "
+    "wore wrote broke sold swam sang drank fought meant stole threw rode hid led lay"
+)
+_AMBIGUOUS_PAST = _words("read put quit hurt cut set let hit cost shut spread")
+_PAST_MARKER = re.compile(
+    r"\b(yesterday|ago|last|when i was|in \d{4}|once|earlier|already|before)\b", re.IGNORECASE
+)
+
+
+def third_person(text: str) -> str:
+    """Rewrite ``text`` about "User"; the result starts with a capital and ends with a stop."""
+    text = _pair_subject(text)
+    out: list[str] = []
+    cursor = 0
+    conjugate_next = False
+    mentioned = False
+    past = bool(_PAST_MARKER.search(text))
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        low = word.lower().replace("’", "'")
+        replacement = word
+        if conjugate_next:
+            if low in _ADVERBS or low == "longer" or low == "no":
+                pass
+            else:
+                replacement = _conjugate(word, low, past)
+                conjugate_next = False
+        if low in ("my",):
+            replacement = "their" if mentioned else "User's"
+            mentioned = True
+        elif low in _SUBJECT_FORMS and (low != "i" or word in ("I", "i")):
+            replacement, _ = _SUBJECT_FORMS[low]
+            conjugate_next = low == "i"
+            mentioned = True
+        elif low in ("we", "we're", "we've", "we'd", "we'll", "our", "us", "ours"):
+            replacement = _plural(low, mentioned)
+            mentioned = True
+        out.append(text[cursor : m.start()])
+        out.append(replacement)
+        cursor = m.end()
+    out.append(text[cursor:])
+    return finish("".join(out))
+
+
+def _pair_subject(text: str) -> str:
+    """``my wife and I`` → ``User and their wife`` (before the word-by-word rewrite)."""
+    return re.sub(
+        r"\b[Mm]y ((?:\w+ ){0,2}?\w+) and (?:I|i|me)\b(?: (am|have|was|do|go))?",
+        lambda m: (
+            f"User and their {m.group(1)}" + (f" {_plural_verb(m.group(2))}" if m.group(2) else "")
+        ),
+        text,
+    )
+
+
+def _plural_verb(verb: str) -> str:
+    return {"am": "are", "was": "were"}.get(verb, verb)
+
+
+def _plural(low: str, mentioned: bool) -> str:
+    who = "they" if mentioned else "User and others"
+    return {
+        "we": who,
+        "we're": f"{who} are",
+        "we've": f"{who} have",
+        "we'd": f"{who} would",
+        "we'll": f"{who} will",
+        "our": "their",
+        "us": "them",
+        "ours": "theirs",
+    }[low]
+
+
+def _conjugate(word: str, low: str, past: bool) -> str:
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low in _KEEP or low in _NOT_VERBS or low in _PAST_IRREGULAR or not low.isalpha():
+        return word
+    if low.endswith("ed") or low.endswith("ing") or "'" in low:
+        return word
+    if low in _AMBIGUOUS_PAST and past:
+        return word
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return word + "es"
+    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def finish(text: str) -> str:
+    """Capitalize, collapse whitespace, and end with exactly one sentence stop."""
+    text = " ".join(text.split()).strip(" ,;:-")
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    if text[-1] not in ".!?…":
+        text += "."
+    elif text[-1] == "!":
+        text = text.rstrip("!") + "."
+    return text

@@ -1,0 +1,257 @@
+"""Text handling for the offline model: sentence spans and the cues that make a sentence a non-fact.
+
+Every span here is a pair of code-point offsets into :attr:`Message.text`, and only text that
+lies outside the message's placeholders (``[image]`` and the like) is ever segmented, so a span
+built from these pieces is always quotable. Nothing in this module guesses: a sentence is either
+kept with exact offsets or dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..conversation import Message
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A sentence (or line) of a message: ``text == message.text[start:end]``."""
+
+    start: int
+    end: int
+    text: str
+
+
+#: Sentence ends: terminal punctuation followed by whitespace, CJK terminals, or a line break.
+_BOUNDARY = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|(?<=[。！？])|\n+")
+_ABBREVIATIONS = re.compile(
+    r"\b(?:mr|mrs|ms|dr|st|prof|sr|jr|vs|etc|e\.g|i\.e|approx|no|inc|ltd|co|u\.s|a\.m|p\.m)\.$",
+    re.IGNORECASE,
+)
+_CODE = re.compile(r"`[^`\n]*`")
+_EDGE_PUNCT = " \t\r\n\"'“”‘’*_-–—•·>#([{"
+_TRAIL_STRIP = " \t\r\n,;:-–—"
+
+
+def text_ranges(message: Message) -> list[tuple[int, int]]:
+    """The parts of ``message.text`` that may be quoted (everything but placeholders)."""
+    text = message.text
+    ranges: list[tuple[int, int]] = []
+    cursor = 0
+    for lo, hi in message.placeholder_ranges:
+        if lo > cursor:
+            ranges.append((cursor, lo))
+        cursor = max(cursor, hi)
+    if cursor < len(text):
+        ranges.append((cursor, len(text)))
+    return ranges
+
+
+def sentences(message: Message) -> list[Piece]:
+    """The sentences of a message's quotable text, trimmed, with exact offsets."""
+    text = message.text
+    out: list[Piece] = []
+    for lo, hi in text_ranges(message):
+        out.extend(_split(text, lo, hi))
+    return out
+
+
+def lines(message: Message) -> list[Piece]:
+    """Non-blank lines of a message's quotable text (tool output is line-oriented)."""
+    text = message.text
+    out: list[Piece] = []
+    for lo, hi in text_ranges(message):
+        start = lo
+        for m in re.finditer(r"\n", text[lo:hi]):
+            piece = trim(text, start, lo + m.start())
+            if piece is not None:
+                out.append(piece)
+            start = lo + m.end()
+        piece = trim(text, start, hi)
+        if piece is not None:
+            out.append(piece)
+    return out
+
+
+def _split(text: str, lo: int, hi: int) -> list[Piece]:
+    protected = [(m.start() + lo, m.end() + lo) for m in _CODE.finditer(text[lo:hi])]
+    pieces: list[Piece] = []
+    start = lo
+    for m in _BOUNDARY.finditer(text, lo, hi):
+        cut = m.start()
+        if any(a < cut < b for a, b in protected):
+            continue
+        if "\n" not in m.group(0) and _ABBREVIATIONS.search(text[max(start, cut - 6) : cut]):
+            continue
+        piece = trim(text, start, cut)
+        if piece is not None:
+            pieces.append(piece)
+        start = m.end()
+    piece = trim(text, start, hi)
+    if piece is not None:
+        pieces.append(piece)
+    return pieces
+
+
+def trim(text: str, start: int, end: int) -> Piece | None:
+    """Strip surrounding whitespace and stray punctuation; ``None`` if nothing is left."""
+    while start < end and text[start] in _EDGE_PUNCT:
+        start += 1
+    while end > start and text[end - 1] in _TRAIL_STRIP:
+        end -= 1
+    if end <= start or not any(ch.isalnum() for ch in text[start:end]):
+        return None
+    return Piece(start, end, text[start:end])
+
+
+def sub_piece(piece: Piece, start: int, end: int | None = None) -> Piece | None:
+    """A trimmed part of ``piece``; offsets are relative to the piece's own text."""
+    stop = len(piece.text) if end is None else end
+    inner = trim(piece.text, start, stop)
+    if inner is None:
+        return None
+    return Piece(piece.start + inner.start, piece.start + inner.end, inner.text)
+
+
+_CLAUSE_BREAK = re.compile(
+    r"(?:[,;:]|\s+-+|\s+–|\s+—)\s+(?=(?:(?:and|but|so|plus|though|although|because)\s+)?"
+    r"(?:i|i'm|im|i've|i'd|i'll|my|we|we're|what|how|how's|do you|did you|are you|have you|"
+    r"is it|is that|you|where|who|why|when|which|would you|does|can you|could you|any)\b)|"
+    r"\s+(?=(?:but|so|although|though|whereas|while)\s+(?:i|i'm|my|we)\b)",
+    re.IGNORECASE,
+)
+
+
+def clauses(piece: Piece) -> list[Piece]:
+    """Split a sentence where a new first-person clause or a question to the other speaker
+    begins ("I read a book a week, you?" → "I read a book a week" | "you?")."""
+    out: list[Piece] = []
+    start = 0
+    for m in _CLAUSE_BREAK.finditer(piece.text):
+        if m.start() <= start:
+            continue
+        part = sub_piece(piece, start, m.start())
+        if part is not None:
+            out.append(part)
+        start = m.end()
+    part = sub_piece(piece, start)
+    if part is not None:
+        out.append(part)
+    return out
+
+
+# --- Discourse openers --------------------------------------------------------------------------
+
+_STRONG_OPENERS = (
+    r"yes|yeah|yea|yep|yup|nope|nah|oh+|ahh*|aw+|wow|ha(?:ha)+|he(?:he)+|lol|lmao|hmm+|um+|uh+|"
+    r"ok|okay|hi|hello|hey|thanks|thank you|omg|ugh|gosh|whoa|yikes|hehe|hah"
+)
+_WEAK_OPENERS = (
+    r"no|well|so|and|but|also|anyway|sure|cool|nice|great|awesome|neat|actually|honestly|true|"
+    r"right|same|me too|same here|agreed|indeed|of course|definitely|absolutely|totally|really|"
+    r"man|dude|alright|all right|interesting|good|fine|exactly|haha"
+)
+_OPENER = re.compile(
+    rf"^(?:(?:(?:{_STRONG_OPENERS})(?:[\s,!.…:;~-]+|$)|"
+    rf"(?:{_WEAK_OPENERS})(?:[\s]*[,!.…:;~-]+\s*|\s+(?=(?:i|my|we|our)\b)|$)))+",
+    re.IGNORECASE,
+)
+
+
+def strip_opener(piece: Piece) -> Piece | None:
+    """Drop interjections at the start ("Yeah, wow! I live in Porto" → "I live in Porto")."""
+    m = _OPENER.match(piece.text)
+    if not m or not m.end():
+        return piece
+    return sub_piece(piece, m.end())
+
+
+# --- Cues that make a sentence a non-fact ------------------------------------------------------
+
+_AUX = (
+    r"(?:do|does|did|are|is|was|were|have|has|had|can|could|would|will|shall|should|may|might|"
+    r"am|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|haven't|hasn't|can't|couldn't)"
+)
+_QUESTION_START = re.compile(
+    rf"^(?:(?:who|what|when|where|why|how|which|whose|whom)(?:'s|'re|\s+{_AUX}\b|\s+about\b)|"
+    rf"(?:who|what|which|how)\s+(?:\w+\s+)?{_AUX}\b|how\s+(?:come|long|many|much|often)\b|"
+    rf"{_AUX}\s+(?:you|u|we|they|he|she|it|there|i|your|that|this|anyone|anybody)\b|"
+    r"any\s+(?:ideas?|tips|suggestions|plans))",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(r"\b(?:you|your|u|ur|yours)\b", re.IGNORECASE)
+_STATEMENT_START = re.compile(r"^(?:i|i'm|im|i've|i'd|i'll|my|we|we're|our)\b", re.IGNORECASE)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if\s+i\s+(?:were|was|had|could|would|ever)|what\s+if|imagine|imagining|suppose|"
+    r"supposing|pretend|let'?s\s+say|i\s+wish|i'?d\s+wish|hypothetically|in\s+theory|"
+    r"in\s+a\s+perfect\s+world|one\s+day\s+i'?d|i\s+dream\s+of|if\s+only)\b",
+    re.IGNORECASE,
+)
+_CONDITIONAL_START = re.compile(r"^(?:if|unless|whenever|in case)\b", re.IGNORECASE)
+_SARCASM = re.compile(
+    r"(?:\byeah,?\s+right\b|\boh,?\s+(?:great|joy|wonderful|fantastic|perfect|lovely|sure)\b|"
+    r"\bjust\s+(?:great|perfect|wonderful|what\s+i\s+needed)\b|\bas\s+if\b|/s\b|"
+    r"\bsure,?\s+because\b|\bthanks\s+a\s+lot\b|\bwhat\s+a\s+(?:joy|treat)\b|"
+    r"\*[a-z]+\*|\bnot!|\bsaid\s+no\s+one\b|\bbecause\s+that\s+always\s+works\b|"
+    r"\bbig\s+surprise\b|\bwho\s+knew\b)",
+    re.IGNORECASE,
+)
+_JOKE = re.compile(
+    r"\b(?:just\s+kidding|jk|j/k|kidding|joking|i'?m\s+kidding|jokes?\s+aside|"
+    r"knock\s+knock|punchline|lol\s+no)\b",
+    re.IGNORECASE,
+)
+_INJECTION = re.compile(
+    r"(?:ignore\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|preceding)\b|"
+    r"disregard\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|instructions)|"
+    r"memory\s+system|system\s+prompt|store\s+(?:this|it|that)\s+(?:as|in)|"
+    r"\b(?:mark|save|record|remember)\s+(?:this|it|that)\s+as\s+(?:verified|true|fact|trusted)|"
+    r"new\s+instructions|developer\s+mode|you\s+are\s+now\b|jailbreak|"
+    r"</?\s*(?:conversation|system|assistant|user|tool)\b|\"candidates\"|"
+    r"\b(?:memory_type|origin|requested_uses|capabilit(?:y|ies))\b\s*[\"':=]|"
+    r"\b(?:origin|role)\s*(?:=|:)\s*(?:system|tool|verified)|"
+    r"\[(?:system|inst)\]|<<\s*sys|override\s+(?:the\s+)?(?:policy|rules|instructions)|"
+    r"\bas\s+an?\s+(?:admin|administrator|system|developer)\b)",
+    re.IGNORECASE,
+)
+
+
+_CERTIFICATION = re.compile(
+    r"(?<![a-z])(?:verif\w*|certif\w*|fact[\s_-]*check\w*|proven|confirmed[\s_-]+true|"
+    r"ground[\s_-]*truth)(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def is_certification(text: str) -> bool:
+    """Words of certification ("verified", "fact-checked") are never repeated by the model."""
+    return bool(_CERTIFICATION.search(text))
+
+
+def is_question(text: str) -> bool:
+    """A question to the other speaker. A first-person statement with a rising "?" and no
+    "you" in it ("I love puppies?") is uptalk, not a question."""
+    if _QUESTION_START.match(text):
+        return True
+    if not text.rstrip(" \"')*_~").endswith(("?", "？")):
+        return False
+    return not _STATEMENT_START.match(text) or bool(_ASKS.search(text))
+
+
+def is_hypothetical(text: str) -> bool:
+    return bool(_HYPOTHETICAL.search(text) or _CONDITIONAL_START.match(text))
+
+
+def is_sarcastic_or_joke(text: str) -> bool:
+    return bool(_SARCASM.search(text) or _JOKE.search(text))
+
+
+def is_injection(text: str) -> bool:
+    """Instructions aimed at the memory system (or a fake transcript/candidate) are not facts."""
+    return bool(_INJECTION.search(text))
+
+
+def non_fact(text: str) -> bool:
+    """Questions, hypotheticals, sarcasm, jokes and injected instructions yield no proposition."""
+    return is_question(text) or is_hypothetical(text) or is_sarcastic_or_joke(text)

@@ -1,0 +1,234 @@
+"""What the offline model takes from a user message: what the user said, and what it claims.
+
+Every kept sentence yields a group of two drafts: an ASSERTION_EVENT ("User stated: ...", the
+event the system witnessed) and, linked to it by ``parent``, the claim itself -- a
+WORLD_PROPOSITION, PREFERENCE, PROCEDURE or FAILURE_EXPERIENCE rewritten in the third person.
+Sentences that assert nothing about the user -- questions, hypotheticals, sarcasm, jokes,
+small talk aimed at the other speaker, and instructions aimed at the memory system -- yield
+nothing at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..conversation import Message
+from ..vocab import CandidateKind, Capability, MemoryType, Origin
+from .offline_draft import (
+    Draft,
+    Group,
+    keep_uncertainty,
+    point_in_time,
+    temporal_for,
+    uncertainty_for,
+)
+from .offline_english import finish, third_person
+from .offline_entities import entities_in
+from .offline_text import (
+    Piece,
+    clauses,
+    is_certification,
+    is_injection,
+    non_fact,
+    sentences,
+    strip_opener,
+)
+
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|me|my|mine|myself|i'm|im|i've|ive|i'd|i'll|we|our|ours|we're|we've)\b|"
+    r"\b(?:I|i)['’](?:m|ve|d|ll)\b",
+    re.IGNORECASE,
+)
+#: Openings that address the other speaker rather than tell something about the user.
+_CHATTER = re.compile(
+    r"^(?:(?:i|we)\s+(?:bet|hope|agree|understand|see|wonder|appreciate|suppose so|guess so|"
+    r"can imagine|can tell|can see|hear you|feel you|mean|get it|got it|totally agree|"
+    r"couldn'?t agree|can'?t wait|can not wait|cannot wait|look forward|am looking forward|"
+    r"recommend|suggest|would recommend|would suggest|would say|think so|believe so|"
+    r"don'?t think so|know right|know,? right|know what you mean|know how you feel|know that|"
+    r"know!|know\.|know$|do too|did too|too|as well|also|have to say|must say|second that|"
+    r"knew it|admire|envy|like that|love that|love it|like it|love this|like this|"
+    r"love the idea|like the idea|love your|like your|admire your|miss you|"
+    r"(?:can|could) (?:help|send|give|show|tell)|hope so|hope not)\b|"
+    r"i'?m\s+(?:sure|glad|sorry|happy for|excited for|jealous|proud of you|so sorry|"
+    r"(?:so\s+)?(?:glad|happy) (?:to hear|you|that)|good|fine|well|doing|great|okay|ok|"
+    r"all ears|with you|in|down|game|curious|not sure (?:what|how|if|about|why|where)|"
+    r"(?:so |very )?impressed|rooting|thinking of you)\b|"
+    r"i\s+am\s+(?:sure|glad|sorry|happy for|excited for|jealous|good|fine|well|doing|great|"
+    r"curious|impressed|so sorry|rooting)\b|"
+    r"i'?(?:ll| will| would|'d| should)\s+(?:tell|send|let|keep|check|have to|look|try to find|"
+    r"ask|bring|share|show|definitely|be sure|make sure|need to|love to (?:hear|see|know|read|"
+    r"try|meet|visit|come|join)|like to (?:hear|see|know|read|meet)|recommend|suggest|say|"
+    r"think|be happy|be glad|be there)\b|"
+    r"i\s+(?:think|believe|feel|guess|know|bet|hope|heard)\s+(?:you|your|that'?s|that is|it'?s|"
+    r"it is|it would|it will|it'?d|so|this|they|he|she|there|that would|that will|that sounds|"
+    r"everyone|most people|people|anyone|some people|a lot of people)\b|"
+    r"let\s+me|let'?s|me\s+(?:too|neither|either|as well)|same\s+(?:here|with me)|"
+    r"i\s+(?:don'?t|do not)\s+(?:know|blame|think so|understand|see why|mind)\b|"
+    r"i\s+have\s+(?:no idea|to agree|to say|to admit|heard)\b|"
+    r"i'?ve\s+(?:heard|always wanted to (?:try|see|visit|go)|never heard)\b|"
+    r"(?:that|this|it)\s+(?:sounds|seems|looks)|thank)",
+    re.IGNORECASE,
+)
+_SUBJECT = re.compile(
+    r"\b(?:i|i'm|im|i've|ive|i'd|i'll|we|we're|we've|my|our|mine)\b|\b[Ii]['’](?:m|ve|d|ll)\b",
+    re.IGNORECASE,
+)
+#: Exclamations about "this" or "that" react to the other speaker ("I really need this!").
+_REACTION = re.compile(r"\b(?:this|that|it|these|those)\b[^!]*!+\W*$", re.IGNORECASE)
+_SUBJECT = re.compile(
+    r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|we|we're|we've|our)\b|\b[Ii]['’](?:m|ve|d|ll)\b",
+    re.IGNORECASE,
+)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|u|ur)\b", re.IGNORECASE)
+#: Sentences too thin to be about the user ("I do!", "Me neither.").
+_WEAK = re.compile(
+    r"^(?:(?:i|we)\s+(?:do|did|will|would|can|could|have|had|am|was|should|might|may|must|"
+    r"know|see|agree|understand|guess|bet|hope|think|believe|suppose|get it|got it|feel you|"
+    r"hear you|mean|'ll try|will try|can try|'d love to|would love to)"
+    r"(?:\s+not|n't)?(?:\s+(?:too|as well|either|so|not|right|that|it))?[\s.!?]*$|"
+    r"\w+[\s.!?]*$|me\b[\s\w]{0,12}$|mine\s+(?:too|as well)[\s.!?]*$|"
+    r"(?:you|u)\b|(?:maybe\s+|perhaps\s+)?we\s+(?:can|could|should|'ll|will|might|may)\b|"
+    r"let'?s\b)",
+    re.IGNORECASE,
+)
+_LIKES = re.compile(
+    r"\b(?:i|we)\s+(?:\w+ly\s+|just\s+|also\s+|still\s+|do\s+|kind of\s+|sort of\s+|"
+    r"don'?t\s+|do not\s+|(?:would|'d)\s+)?(?:love|loves|like|likes|enjoy|enjoys|hate|hates|"
+    r"dislike|prefer|adore|detest|can'?t stand|cannot stand|am (?:a )?(?:big )?fan of|"
+    r"am into|'m into|'m (?:a )?(?:big |huge )?fan of)\b|"
+    r"\bmy\s+(?:favou?rite|fave|least favou?rite)\b|\bfavou?rite\b",
+    re.IGNORECASE,
+)
+_INSTRUCTION = re.compile(
+    r"^(?:(?:from now on|going forward|in future|in the future),?\s+)?(?:please\s+)?"
+    r"(?:(?:always|never|only|don'?t|do not|stop|just)\s+)?(?:please\s+)?"
+    r"(?:answer|respond|reply|write|use|call me|keep|give|format|talk|speak|explain|address|"
+    r"avoid|include|show|be|refer to me|remember to|sign|add|list|summari[sz]e|translate)\b",
+    re.IGNORECASE,
+)
+_PROCEDURE = re.compile(
+    r"^(?:to\s+\w+(?:\s+\w+){0,5},\s*(?:you\s+)?(?:just\s+|first\s+)?(?:run|use|type|execute|"
+    r"click|go|open|call|install|do|set|press|start|restart|enter|add|edit|make|push|pull|"
+    r"build|deploy|log|ssh|copy|select|turn)\b|(?:first|step\s*1)\b[^.]*\bthen\b)",
+    re.IGNORECASE,
+)
+_PROCEDURE_NEXT = re.compile(
+    r"^(?:then|next|after that|afterwards|finally|and then|step\s*\d)\b", re.IGNORECASE
+)
+_FAILURE = re.compile(
+    r"\b(?:i|we)\s+(?:\w+ly\s+|already\s+|also\s+)?(?:tried|have tried|'ve tried|attempted)\b"
+    r".*\b(?:didn'?t|did not|doesn'?t|does not|won'?t|wouldn'?t|no luck|failed|fails|still|"
+    r"nothing|no use|not help|no help|same error|same problem|keeps?)\b|"
+    r"\b(?:it|that|this)\s+(?:didn'?t|did not)\s+(?:work|help|fix)\b",
+    re.IGNORECASE,
+)
+
+_STATED = [Capability.CONVERSATIONAL_CONTEXT]
+_USES = {
+    MemoryType.WORLD_PROPOSITION: [Capability.PERSONALIZATION, Capability.CONVERSATIONAL_CONTEXT],
+    MemoryType.PREFERENCE: [Capability.PERSONALIZATION, Capability.CONVERSATIONAL_CONTEXT],
+    MemoryType.PROCEDURE: [Capability.PROCEDURE_IMITATION, Capability.CONVERSATIONAL_CONTEXT],
+    MemoryType.FAILURE_EXPERIENCE: [Capability.REPAIR_PLANNING, Capability.REGRESSION_TEST],
+}
+
+
+def user_groups(message: Message, origin: Origin = Origin.USER) -> list[Group]:
+    """Assertion events and the claims they carry, clause by clause."""
+    if is_injection(message.text):
+        return []
+    pieces = [p for p in (strip_opener(p) for p in sentences(message)) if p is not None]
+    groups: list[Group] = []
+    i = 0
+    while i < len(pieces):
+        piece = pieces[i]
+        i += 1
+        if _PROCEDURE.match(piece.text):
+            while i < len(pieces) and _PROCEDURE_NEXT.match(pieces[i].text):
+                piece = Piece(piece.start, pieces[i].end, message.text[piece.start : pieces[i].end])
+                i += 1
+            parts = [piece]
+        else:
+            parts = [c for c in (strip_opener(c) for c in clauses(piece)) if c is not None]
+        for part in parts:
+            if is_certification(part.text) or non_fact(part.text):
+                continue
+            claim = claim_for(part, message, origin)
+            if claim is not None:
+                groups.append(Group([stated(part, message, origin), claim], priority=0))
+    return groups
+
+
+def classify(text: str) -> MemoryType | None:
+    """The kind of claim a user sentence makes, or ``None`` when it is not worth a memory."""
+    if _PROCEDURE.match(text):
+        return MemoryType.PROCEDURE
+    if _INSTRUCTION.match(text) and not _FIRST_PERSON.match(text):
+        return MemoryType.PREFERENCE
+    if not _FIRST_PERSON.search(text):
+        return None
+    if _FAILURE.search(text):
+        return MemoryType.FAILURE_EXPERIENCE
+    chatter = _CHATTER.match(text)
+    if chatter and not _SUBJECT.search(text, chatter.end()):
+        return None
+    if _WEAK.match(text):
+        return None
+    if _LIKES.search(text):
+        return MemoryType.PREFERENCE
+    return MemoryType.WORLD_PROPOSITION
+
+
+def stated(piece: Piece, message: Message, origin: Origin) -> Draft:
+    speaker = "User" if origin is Origin.USER else "System message"
+    return Draft(
+        message_id=str(message.id),
+        piece=piece,
+        kind=CandidateKind.OBSERVATION,
+        memory_type=MemoryType.ASSERTION_EVENT,
+        content=f'{speaker} stated: "{piece.text}"',
+        origin=origin,
+        temporal=point_in_time(message.timestamp),
+        entities=entities_in(piece.text),
+        requested_uses=list(_STATED),
+        uncertainty=uncertainty_for(piece.text),
+    )
+
+
+def claim_for(piece: Piece, message: Message, origin: Origin) -> Draft | None:
+    memory_type = classify(piece.text)
+    instruction = memory_type is MemoryType.PREFERENCE and bool(_INSTRUCTION.match(piece.text))
+    if memory_type is None or (origin is Origin.SYSTEM and not instruction):
+        return None
+    if instruction:
+        content = _instruction_content(piece.text, origin)
+    elif memory_type is MemoryType.PROCEDURE:
+        content = finish("User described a procedure: " + " ".join(piece.text.split()))
+    else:
+        content = third_person(piece.text)
+    kind = CandidateKind.PROPOSITION
+    return Draft(
+        message_id=str(message.id),
+        piece=piece,
+        kind=kind,
+        memory_type=memory_type,
+        content=keep_uncertainty(piece.text, content),
+        origin=origin,
+        temporal=temporal_for(piece.text, message.timestamp),
+        entities=entities_in(piece.text),
+        requested_uses=list(_USES[memory_type]),
+        uncertainty=uncertainty_for(piece.text),
+        parent=0,
+    )
+
+
+def _instruction_content(text: str, origin: Origin) -> str:
+    body = re.sub(r"^(?:please\s+)", "", text.strip(), flags=re.IGNORECASE)
+    body = re.sub(r"\bplease\b\s*", "", body, flags=re.IGNORECASE)
+    body = re.sub(r"^(?:don'?t|do not)\b", "not", body, flags=re.IGNORECASE)
+    body = re.sub(r"\bcall me\b", "call the user", body, flags=re.IGNORECASE)
+    body = re.sub(r"\b(?:me|my)\b", lambda m: "the user" if m.group(0).lower() == "me"
+                  else "the user's", body, flags=re.IGNORECASE)  # fmt: skip
+    body = body[:1].lower() + body[1:]
+    who = "User prefers" if origin is Origin.USER else "The system message asks"
+    return finish(f"{who} that the assistant {body}")
