@@ -112,11 +112,11 @@ def memory_candidates(draw: st.DrawFn, **fixed: Any) -> MemoryCandidate:
     )
     fields: dict[str, Any] = {
         "memory_id": _value(
-            draw, fixed, "memory_id", st.from_regex(r"mem_[0-9a-f]{8}", fullmatch=True)
+            draw, fixed, "memory_id", st.integers(0, 2**32 - 1).map("mem_{:08x}".format)
         ),
         "conversation_id": _value(draw, fixed, "conversation_id", st.just("conv-1")),
         "candidate_id": _value(
-            draw, fixed, "candidate_id", st.from_regex(r"c[0-9]{1,2}", fullmatch=True)
+            draw, fixed, "candidate_id", st.integers(0, 99).map("c{}".format)
         ),
         "content": content,
         "memory_type": _value(draw, fixed, "memory_type", st.sampled_from(list(MemoryType))),
