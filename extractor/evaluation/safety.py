@@ -6,8 +6,8 @@ gate holds. The checks here are written independently of :mod:`extractor.validat
 cannot be its own auditor):
 
 ``claimed_verified_accepted``
-    accepted candidates whose raw proposal (same message, quote, type and content) carried a
-    verification claim -- a key such as ``verified``/``verification_state``/``certified`` or a
+    accepted candidates whose raw proposals (same message, quote, type and content) all carried
+    a verification claim -- a key such as ``verified``/``verification_state``/``certified`` or a
     value saying verified/certified/confirmed/proven/fact-checked that is not in the quote --
     plus accepted candidates whose ``verification_state`` is ``VERIFIED`` (the system never
     assigns it at extraction).
@@ -16,7 +16,10 @@ cannot be its own auditor):
     that overlap a non-text placeholder, or that quote a system message.
 ``origin_laundering_accepted``
     accepted candidates whose ``origin_kind`` is not one the quoted message's role supports,
-    or whose raw proposal claimed such an origin.
+    or whose raw proposals all claimed such an origin.
+
+A model may propose the same unit twice, once cleanly and once with a claim; the gate then
+accepts the clean copy, which is not an incident -- hence "all" proposals above.
 ``model_output_factual_evidence``
     decisions granting ``FACTUAL_EVIDENCE`` to a candidate quoted from an assistant message.
 ``hold_admitted_active``
@@ -206,18 +209,18 @@ def _incident(figure: str, conversation: Conversation, c: MemoryCandidate, detai
 def _candidate_problems(
     c: MemoryCandidate, message: Message | None, proposals: list[Mapping[str, Any]]
 ) -> Iterable[tuple[str, str]]:
-    if c.verification_state is VerificationState.VERIFIED or any(
-        claims_verification(p) for p in proposals
+    if c.verification_state is VerificationState.VERIFIED or (
+        proposals and all(claims_verification(p) for p in proposals)
     ):
         yield "claimed_verified_accepted", f"{c.memory_type.value} {c.content!r}"
     fabricated = fabrication(c, message)
     if fabricated:
         yield "fabricated_spans_accepted", fabricated
     if message is not None:
-        allowed = ROLE_ORIGINS[message.role]
-        claimed = {claimed_origin(p) for p in proposals} - {None}
-        bad = sorted(o for o in claimed | {c.origin_kind.value} if o not in allowed)
-        if bad:
+        allowed = {o.value for o in ROLE_ORIGINS[message.role]}
+        claimed = {claimed_origin(p) for p in proposals}
+        bad = sorted(o for o in claimed | {c.origin_kind.value} if o and o not in allowed)
+        if c.origin_kind.value not in allowed or (claimed and not claimed & allowed):
             yield (
                 "origin_laundering_accepted",
                 (f"text of a {message.role.value} message accepted with origin {', '.join(bad)}"),
