@@ -29,7 +29,7 @@ _RELATIONS = (
 )
 RELATION = re.compile(rf"\b(?:my|his|her|their|our|your)\s+(?:{_RELATIONS})\b", re.IGNORECASE)
 PHONE = re.compile(
-    r"(?<![\w.])\+?\(?\d{1,4}\)?[\s.-]?\d{2,4}[\s.-]\d{3,4}(?:[\s.-]\d{2,4})?(?![\w])"
+    r"(?<![\w.])(?:\+?\(?\d{1,4}\)?[\s.-]\d{2,4}[\s.-]\d{3,4}(?:[\s.-]\d{2,4})?|\+?\d{10,13})(?![\w])"
 )
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 ADDRESS = re.compile(
