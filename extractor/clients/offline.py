@@ -94,7 +94,10 @@ def offline_extract(
     groups = _groups(conversation, allow_system_sources)
     kept = _within_limit(groups, max_candidates)
     units = _number(kept)
-    return ExtractionOutput(candidates=units).model_dump(mode="json", exclude_none=True)
+    output: dict[str, Any] = ExtractionOutput(candidates=units).model_dump(
+        mode="json", exclude_none=True
+    )
+    return output
 
 
 def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Group]:
