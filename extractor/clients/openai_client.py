@@ -42,17 +42,19 @@ rejections and the model's raw output. Usage is summed over every answer receive
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import logging
 import re
+import ssl
 import time
-import weakref
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 import instructor
 import openai
 from instructor.core.exceptions import InstructorRetryException
@@ -162,8 +164,8 @@ class OpenAIClient:
 
     ``mode`` is one of ``tools``, ``json_schema``, ``json``, ``md_json``. ``max_attempts`` counts
     model answers per conversation (1 = no re-ask). ``http_client`` (an ``httpx2.AsyncClient``)
-    is passed to the SDK as is; when given, it is used on whatever event loop calls
-    :meth:`extract`, so it must belong to that loop.
+    is passed to the SDK as is and never closed here; it must belong to the event loop that
+    calls :meth:`extract`.
     """
 
     def __init__(
@@ -200,9 +202,7 @@ class OpenAIClient:
         self.max_tokens = max_tokens
         self.extra_headers = dict(extra_headers or {})
         self._http_client = http_client
-        self._per_loop: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, instructor.AsyncInstructor]
-        ] = weakref.WeakKeyDictionary()
+        self._ssl_context: ssl.SSLContext | None = None
 
     @property
     def model_name(self) -> str:
@@ -227,14 +227,15 @@ class OpenAIClient:
         hooks.on("parse:error", call.on_parse_error)
         token = _CALL.set(call)
         try:
-            await self._instructor().create_with_completion(
-                messages=prompt.render(conversation),  # type: ignore[arg-type]
-                response_model=GatedExtraction,
-                max_retries=self.max_attempts - 1,
-                strict=False,
-                hooks=hooks,
-                **self._request_kwargs(),
-            )
+            async with self._session() as session:
+                await session.create_with_completion(
+                    messages=prompt.render(conversation),  # type: ignore[arg-type]
+                    response_model=GatedExtraction,
+                    max_retries=self.max_attempts - 1,
+                    strict=False,
+                    hooks=hooks,
+                    **self._request_kwargs(),
+                )
         except InstructorRetryException as exc:
             cause = exc.__cause__
             if isinstance(cause, ExtractorError):
@@ -255,12 +256,6 @@ class OpenAIClient:
             failed_attempts=call.failed,
         )
 
-    async def aclose(self) -> None:
-        """Close the SDK client of the running event loop (others close with their loop)."""
-        entry = self._per_loop.pop(asyncio.get_running_loop(), None)
-        if entry is not None:
-            await entry[0].close()
-
     # --- plumbing --------------------------------------------------------------------------
 
     def _request_kwargs(self) -> dict[str, Any]:
@@ -269,28 +264,38 @@ class OpenAIClient:
             kwargs["max_tokens"] = self.max_tokens
         return kwargs
 
-    def _instructor(self) -> instructor.AsyncInstructor:
-        loop = asyncio.get_running_loop()
-        entry = self._per_loop.get(loop)
-        if entry is None:
-            sdk = openai.AsyncOpenAI(
-                api_key=self.api_key or _default_key(self.base_url),
-                base_url=self.base_url,
-                timeout=self.timeout,
-                max_retries=0,
-                default_headers=self.extra_headers or None,
-                http_client=self._http_client,
+    @contextlib.asynccontextmanager
+    async def _session(self) -> AsyncIterator[instructor.AsyncInstructor]:
+        """An SDK client for this call, closed after it.
+
+        One per call rather than one per client: an ``httpx`` client belongs to the event loop
+        it first ran on, and :func:`~extractor.clients.base.extract_sync` starts a new loop each
+        time. The SSL context -- the expensive part -- is shared, so a call costs a few ms more
+        and a new connection, against seconds of model time.
+        """
+        http = self._http_client or openai.DefaultAsyncHttpxClient(verify=self._ssl())
+        sdk = openai.AsyncOpenAI(
+            api_key=self.api_key or _default_key(self.base_url),
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=0,
+            default_headers=self.extra_headers or None,
+            http_client=http,
+        )
+        mode = MODES[self.mode]
+        create = instructor.patch(create=self._sender(sdk), mode=mode)
+        try:
+            yield instructor.AsyncInstructor(
+                client=sdk, create=create, mode=mode, provider=instructor.Provider.OPENAI
             )
-            create = instructor.patch(create=self._sender(sdk), mode=MODES[self.mode])
-            wrapped = instructor.AsyncInstructor(
-                client=sdk,
-                create=create,
-                mode=MODES[self.mode],
-                provider=instructor.Provider.OPENAI,
-            )
-            entry = (sdk, wrapped)
-            self._per_loop[loop] = entry
-        return entry[1]
+        finally:
+            if self._http_client is None:
+                await sdk.close()
+
+    def _ssl(self) -> ssl.SSLContext:
+        if self._ssl_context is None:
+            self._ssl_context = httpx2.create_ssl_context()
+        return self._ssl_context
 
     def _sender(self, sdk: openai.AsyncOpenAI) -> Any:
         async def send(*args: Any, **kwargs: Any) -> ChatCompletion:
