@@ -147,3 +147,27 @@ def test_invalid_json_policy_names_the_file(tmp_path: Path):
     with pytest.raises(PolicyError, match="not valid JSON") as info:
         load_policy(path)
     assert info.value.source == str(path)
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "admission.md"
+
+
+def test_docs_table_lists_every_rule_of_the_default_policy_in_order():
+    text = DOCS.read_text(encoding="utf-8")
+    rows = [
+        line.split("|")[2].strip(" `")
+        for line in text.splitlines()
+        if line.startswith("| ") and "`" in line.split("|")[2]
+    ]
+    assert [r for r in rows if r in load_policy().rule_hashes] == [
+        r.id for r in load_policy().rules
+    ]
+
+
+def test_docs_example_policy_is_valid():
+    text = DOCS.read_text(encoding="utf-8")
+    start = text.index('```toml\nid = "my-admission"') + len("```toml\n")
+    policy = parse_policy(text[start : text.index("```", start)], source="docs")
+    assert (policy.id, [r.id for r in policy.rules]) == (
+        "my-admission", ["model-output-never-evidence", "user-proposition-context"]
+    )  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -52,7 +53,7 @@ def _show(value: Any) -> str:
 
 def _render_change(change: DecisionChange) -> list[str]:
     lines = [f"{change.conversation_id}  {change.memory_id}  {change.candidate_id}  "
-             f"{change.content!r}"]  # fmt: skip
+             f"{json.dumps(change.content, ensure_ascii=False)}"]  # fmt: skip
     lines += [f"  {f.field}: {_show(f.before)} -> {_show(f.after)}" for f in change.fields]
     if change.rules:
         lines.append("  because:")
