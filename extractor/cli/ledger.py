@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import IO, Any
 import click
 
 from ..errors import LedgerError
+from ..hashing import canonical_json
 from ..ledger import EXPORTABLE, ConversationHistory, Ledger, MemoryRecord, RunRecord
 from ._common import EXIT_REJECTED, UnusableInput
 
@@ -29,7 +32,7 @@ def _open(path: Path) -> Iterator[Ledger]:
 
 @click.group()
 def ledger() -> None:
-    """Read the SQLite ledger that ``extractor run --ledger PATH`` writes.
+    """Read the SQLite ledger that 'extractor run --ledger PATH' writes.
 
     \b
     Examples:
@@ -195,20 +198,53 @@ def _render_history(history: ConversationHistory) -> None:
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl",
               show_default=True, help="JSONL (JSON decoded) or CSV (as stored).")  # fmt: skip
 @click.option("--run", "run_id", help="Only rows of this run.")
+@click.option(
+    "--results",
+    is_flag=True,
+    help="Write the stored result lines instead (the format of 'extractor run --out'), "
+    "e.g. to replay them with 'extractor admit'.",
+)
 @click.option("-o", "--out", type=click.File("w", encoding="utf-8"), default="-",
               help="Write here instead of stdout.")  # fmt: skip
-def export(path: Path, table: str, fmt: str, run_id: str | None, out: IO[str]) -> None:
-    """Export a table (or the memory_ledger view) as JSON Lines or CSV."""
+@click.pass_context
+def export(
+    ctx: click.Context,
+    path: Path,
+    table: str,
+    fmt: str,
+    run_id: str | None,
+    results: bool,
+    out: IO[str],
+) -> None:
+    """Export a table (or the memory_ledger view) as JSON Lines or CSV, or the stored result
+    lines with --results."""
+    if results:
+        for name in ("table", "fmt"):
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+                option = "--table" if name == "table" else "--format"
+                raise click.UsageError(f"--results writes result lines: drop {option}")
     with _open(path) as opened:
         try:
-            rows = opened.export(table, run_id=run_id, decode_json=fmt == "jsonl")
-            columns = opened.columns(table)
-            if fmt == "csv":
-                writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-                writer.writeheader()
-                writer.writerows(rows)
-            else:
-                for row in rows:
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            _write_export(opened, table, fmt, run_id, results, out)
         except LedgerError as exc:
             raise UnusableInput(str(exc)) from None
+        except BrokenPipeError:  # e.g. `| head`: the reader has all it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _write_export(
+    opened: Ledger, table: str, fmt: str, run_id: str | None, results: bool, out: IO[str]
+) -> None:
+    if results:
+        for recorded in opened.results(run_id):
+            out.write(canonical_json(recorded.result) + "\n")
+        return
+    rows = opened.export(table, run_id=run_id, decode_json=fmt == "jsonl")
+    if fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=opened.columns(table), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    out.flush()

@@ -114,6 +114,8 @@ def m001_initial(db: sqlite3.Connection) -> None:
     eligible_for_admission INTEGER NOT NULL CHECK (eligible_for_admission IN (0, 1)),
     flags TEXT NOT NULL,
     rules_fired TEXT NOT NULL,
+    inherited_from TEXT NOT NULL,
+    evidence_as_of TEXT,
     policy_id TEXT NOT NULL,
     policy_version TEXT NOT NULL,
     as_of TEXT,

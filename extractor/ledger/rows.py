@@ -156,6 +156,8 @@ def decision_row(run_id: str, key: str, decision: AdmissionDecision) -> Row:
         "eligible_for_admission": int(d.eligible_for_admission),
         "flags": json.dumps(d.flags),
         "rules_fired": _json_list(d.rules_fired),
+        "inherited_from": json.dumps(d.inherited_from),
+        "evidence_as_of": d.evidence_as_of,
         "policy_id": d.policy_id,
         "policy_version": d.policy_version,
         "as_of": _iso(d.as_of),

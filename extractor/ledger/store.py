@@ -63,7 +63,7 @@ JSON_COLUMNS = frozenset(
         "settings_json", "summary_json", "result_json", "candidate_json", "decision_json",
         "raw_json", "failure_json", "conversation_json", "parent_memory_ids", "requested_uses",
         "evidence_ids", "hedges", "allowed_uses", "forbidden_uses", "denied_requested_uses",
-        "flags", "rules_fired",
+        "flags", "rules_fired", "inherited_from",
     }
 )  # fmt: skip
 
@@ -320,6 +320,16 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
                 for f in failures
             ],
         )
+
+    def results(self, run_id: str | None = None) -> Iterator[RecordedResult]:
+        """The stored result lines in the order they were recorded (of one run, or all)."""
+        sql = "SELECT run_id, result_key, result_json FROM conversations"
+        params: tuple[Any, ...] = ()
+        if run_id is not None:
+            sql, params = sql + " WHERE run_id = ?", (run_id,)
+        for row in self._query(sql + " ORDER BY rowid", params):
+            result = ConversationResult.model_validate_json(row["result_json"])
+            yield RecordedResult(row["run_id"], row["result_key"], result)
 
     def transcript(self, conversation_hash: str) -> Conversation | None:
         """The stored transcript with this content hash, if it was recorded."""
