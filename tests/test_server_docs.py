@@ -1,0 +1,61 @@
+"""docs/server.md stays true: the documented commands run against a real `extractor serve`."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
+EXTRACTOR = Path(sys.executable).parent / "extractor"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the documented commands use curl")
+def test_documented_commands_work():
+    (script,) = re.findall(r"```bash\n(.*?)```", DOC, re.DOTALL)
+    serve, *calls = script.strip().splitlines()
+    assert serve == "extractor serve --port 8000 &"
+    port = free_port()
+    server = subprocess.Popen([str(EXTRACTOR), "serve", "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None and time.monotonic() < deadline, "serve did not start"
+                time.sleep(0.1)
+        outputs = []
+        for call in calls:
+            assert call.startswith("curl ")
+            command = call.replace(":8000/", f":{port}/")
+            done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True,
+                                  text=True, timeout=60)  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            outputs.append(json.loads(done.stdout))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    health, support, bare, bad, schema = outputs
+    assert health["status"] == "ok"
+    assert support["conversation_id"] == "support-42" and support["candidates"]
+    assert bare["conversation_id"].startswith("conv-")
+    assert bad["error"]["field"] == "messages[0].role"
+    assert schema["$id"].startswith("urn:memory-candidate-extractor:schema:conversation:")
