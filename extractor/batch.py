@@ -515,7 +515,7 @@ def _count(path: Path) -> int:
         with open(path, "rb") as raw:
             gz = raw.read(2) == b"\x1f\x8b"
             raw.seek(0)
-            stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if gz else raw
+            stream: Iterable[bytes] = gzip.GzipFile(fileobj=raw) if gz else raw
             return sum(1 for line in stream if line.strip())
     except (OSError, EOFError):
         return 1

@@ -22,12 +22,12 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ._version import SCHEMA_VERSION, __version__
 from .admission import Policy, admit, load_policy
@@ -50,6 +50,8 @@ from .errors import (
 from .prompts import Prompt, load_prompt
 from .results import ConversationResult, InputRef, RunProvenance, Stage, Timings
 from .validation import ValidationOptions, ValidationReport, validate_extraction
+
+T = TypeVar("T")
 
 
 def utc_now() -> datetime:
@@ -245,7 +247,7 @@ def _stage(stage: Stage, conversation_id: str) -> Iterator[None]:
 def stage_of(error: BaseException) -> Stage:
     """The pipeline stage an error belongs to (what a failures-file record says)."""
     if isinstance(error, PipelineError):
-        return error.stage  # type: ignore[return-value]
+        return cast(Stage, error.stage)
     if isinstance(error, InputError):
         return "load"
     if isinstance(error, ModelClientError):
@@ -259,12 +261,12 @@ def stage_of(error: BaseException) -> Stage:
     return "extract"
 
 
-def _run_blocking(coro: Any) -> Any:
+def _run_blocking(coro: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    box: dict[str, Any] = {}
+    box: dict[str, Any] = {}  # the result or the exception, from the helper thread
 
     def target() -> None:
         try:
@@ -277,7 +279,8 @@ def _run_blocking(coro: Any) -> Any:
     thread.join()
     if "error" in box:
         raise box["error"]
-    return box["value"]
+    value: T = box["value"]
+    return value
 
 
 def extract_and_admit(

@@ -159,7 +159,7 @@ def _check_inputs(inputs: tuple[str, ...]) -> None:
     help="Print the summary as JSON (on stdout with --out, else on stderr).",
 )
 @click.pass_context
-def run(ctx: click.Context, inputs: tuple[str, ...], **options: Any) -> None:  # fmt: skip
+def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:  # fmt: skip
     """Extract, validate and admit every conversation in INPUT... (JSON or JSONL files, gzip
     welcome, directories of them, or - for stdin), one JSONL result line per conversation.
 
