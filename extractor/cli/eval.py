@@ -61,7 +61,7 @@ from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.pass_context
-def eval_command(ctx: click.Context, **o: Any) -> None:
+def eval_command(ctx: click.Context, /, **o: Any) -> None:
     """Run a model over the gold evaluation set through the real pipeline and print candidate
     precision / recall / F1 per memory type, span, hedge and temporal figures, and the safety
     figures (what the gate accepted or admitted that it must not).

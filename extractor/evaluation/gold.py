@@ -139,7 +139,8 @@ class EvalCase:
 
     @property
     def id(self) -> str:
-        return self.conversation.id
+        conversation: Conversation = self.conversation
+        return str(conversation.id)
 
 
 DEFAULT_EVALSET = "conversations.jsonl"

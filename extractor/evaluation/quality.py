@@ -119,7 +119,7 @@ def score_quality(case: EvalCase, result: ConversationResult | None) -> QualityS
         if not hits:
             score.forbidden.extend(_forbidden_hits(case, pred))
     for index, (item, ranges) in enumerate(items):
-        best = _best_match([p for p in preds if matches(p, item, ranges)], ranges)
+        best = _best_match([p for p in preds if matches(p, item, ranges)])
         if not item.optional:
             prf = score.per_type.setdefault(item.memory_type, PRF())
             prf.gold += 1
@@ -132,11 +132,9 @@ def score_quality(case: EvalCase, result: ConversationResult | None) -> QualityS
     return score
 
 
-def _best_match(
-    candidates: list[MemoryCandidate], ranges: tuple[Range, ...]
-) -> MemoryCandidate | None:
+def _best_match(candidates: list[MemoryCandidate]) -> MemoryCandidate | None:
     def width(c: MemoryCandidate) -> int:
-        return c.source_span.end - c.source_span.start
+        return int(c.source_span.end - c.source_span.start)
 
     return min(candidates, key=width, default=None)
 

@@ -48,7 +48,7 @@ class RecordingClient:
 
     @property
     def model_name(self) -> str:
-        return self.inner.model_name
+        return str(self.inner.model_name)
 
     async def extract(
         self, conversation: Conversation, prompt: Prompt, options: ValidationOptions
