@@ -161,6 +161,38 @@ def test_an_unwritable_output_exits_2_with_the_path(tmp_path: Path) -> None:
     assert f"{out}" in result.stderr and "cannot open for writing" in result.stderr
 
 
+def test_the_llm_path_through_a_mock_openai_server(tmp_path: Path) -> None:
+    from extractor.mockserver import MockServer
+
+    src = tmp_path / "chats.jsonl"
+    src.write_text("\n".join(conv(f"c{i}") for i in range(6)) + "\n")
+    out = tmp_path / "out.jsonl"
+    with MockServer(conversation_faults={"c2": "refusal"}) as server:
+        result = invoke(
+            src, "--out", out, "--model", "mock-model", "--base-url", server.base_url,
+            "--api-key", "test-key", "--no-cache", "--concurrency", "3", "--json",
+        )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    rows = lines(out)
+    assert [r["conversation_id"] for r in rows] == ["c0", "c1", "c3", "c4", "c5"]
+    assert all(r["provenance"]["model"] == "mock-model" for r in rows)
+    assert all(r["usage"]["total_tokens"] > 0 for r in rows)
+    (failure,) = lines(Path(f"{out}.failures.jsonl"))
+    assert (failure["conversation_id"], failure["stage"]) == ("c2", "extract")
+    assert failure["error_code"] == "MODEL_REFUSED"
+    summary = RunSummary.model_validate_json(result.stdout)
+    assert summary.usage.total_tokens == sum(r["usage"]["total_tokens"] for r in rows)
+
+
+def test_an_unknown_mode_is_a_usage_error() -> None:
+    result = CliRunner().invoke(
+        cli, ["run", str(EXAMPLES), "--model", "m", "--base-url", "http://127.0.0.1:9",
+              "--api-key", "k", "--mode", "telepathy"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "telepathy" in result.stderr
+
+
 def test_progress_only_on_a_terminal_outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     class Tty(io.StringIO):
         def isatty(self) -> bool:

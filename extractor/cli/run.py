@@ -215,6 +215,8 @@ def _extractor(limits: Limits, o: dict[str, Any]) -> Extractor:
         )
     except ExtractorError as exc:
         raise UnusableInput(str(exc)) from None
+    except ValueError as exc:  # a client rejecting its configuration (e.g. an unknown --mode)
+        raise click.UsageError(str(exc)) from None
 
 
 @contextlib.contextmanager
