@@ -58,7 +58,7 @@ def _mock_client(server: MockServer) -> OpenAIClient:
 )
 def test_hostile_model_safety_stays_zero_and_recall_does_not_drop(cases, offline_report, fault):
     """Every answer carries a bad candidate the model never corrects; the gate drops exactly it."""
-    subset = [c for c in cases if c.gold.expected][:25]
+    subset = [c for c in cases if c.gold.expected][:15]
     with MockServer(faults=fault) as server:
         report = evaluate(subset, _mock_client(server))
     assert not report.failures
