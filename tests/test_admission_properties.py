@@ -22,7 +22,7 @@ from extractor.vocab import (
 )
 
 POLICY = load_policy()
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 C = Capability
 
 
