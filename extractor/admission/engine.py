@@ -65,24 +65,24 @@ def _start(value: str) -> datetime:
 
 
 def _matches(m: Match, c: MemoryCandidate, facts: Facts, flags: Mapping[str, None]) -> bool:
-    enums = (
-        (m.origin_kind, c.origin_kind),
-        (m.memory_type, c.memory_type),
-        (m.kind, c.kind),
-        (m.verification_state, c.verification_state),
-        (m.response_commitment, c.response_commitment),
-        (m.temporal_status, facts.temporal_status),
+    enums: tuple[tuple[Sequence[object] | None, Callable[[], object]], ...] = (
+        (m.origin_kind, lambda: c.origin_kind),
+        (m.memory_type, lambda: c.memory_type),
+        (m.kind, lambda: c.kind),
+        (m.verification_state, lambda: c.verification_state),
+        (m.response_commitment, lambda: c.response_commitment),
+        (m.temporal_status, lambda: facts.temporal_status),
     )
-    if any(wanted is not None and value not in wanted for wanted, value in enums):
+    if any(wanted is not None and value() not in wanted for wanted, value in enums):
         return False
-    booleans = (
-        (m.has_parents, bool(c.parent_memory_ids)),
-        (m.missing_parents, bool(facts.missing_parents)),
-        (m.third_party_personal_data, facts.personal_data is not None),
-        (m.has_environment, facts.environment.complete),
-        (m.has_observed_at, c.observed_at is not None),
+    booleans: tuple[tuple[bool | None, Callable[[], bool]], ...] = (
+        (m.has_parents, lambda: bool(c.parent_memory_ids)),
+        (m.missing_parents, lambda: bool(facts.missing_parents)),
+        (m.has_observed_at, lambda: c.observed_at is not None),
+        (m.third_party_personal_data, lambda: facts.personal_data is not None),
+        (m.has_environment, lambda: facts.environment.complete),
     )
-    if any(wanted is not None and wanted is not value for wanted, value in booleans):
+    if any(wanted is not None and wanted is not value() for wanted, value in booleans):
         return False
     return m.flags is None or any(f in flags for f in m.flags)
 

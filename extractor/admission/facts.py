@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 from ..candidates import MemoryCandidate
 from ..temporal import interval
@@ -17,13 +18,25 @@ from .personal import PersonalData, third_party_personal_data
 from .policy import TemporalStatus
 
 
-@dataclass(frozen=True)
+@dataclass
 class Facts:
+    """Computed on first use: the text detectors run only when a rule asks about them."""
+
+    candidate: MemoryCandidate
     as_of: datetime
-    temporal_status: TemporalStatus
     missing_parents: tuple[str, ...]
-    personal_data: PersonalData | None
-    environment: Environment
+
+    @cached_property
+    def temporal_status(self) -> TemporalStatus:
+        return temporal_status(self.candidate, self.as_of)
+
+    @cached_property
+    def personal_data(self) -> PersonalData | None:
+        return third_party_personal_data(self.candidate)
+
+    @cached_property
+    def environment(self) -> Environment:
+        return environment_of(self.candidate)
 
 
 def default_as_of(candidate: MemoryCandidate) -> datetime:
@@ -58,10 +71,4 @@ def temporal_status(candidate: MemoryCandidate, as_of: datetime) -> TemporalStat
 
 
 def facts_for(candidate: MemoryCandidate, as_of: datetime, missing: tuple[str, ...]) -> Facts:
-    return Facts(
-        as_of=as_of,
-        temporal_status=temporal_status(candidate, as_of),
-        missing_parents=missing,
-        personal_data=third_party_personal_data(candidate),
-        environment=environment_of(candidate),
-    )
+    return Facts(candidate, as_of, missing)
