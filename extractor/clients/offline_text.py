@@ -118,7 +118,8 @@ _CLAUSE_BREAK = re.compile(
     r"(?:[,;:]|\s+-+|\s+–|\s+—)\s+(?=(?:(?:and|but|so|plus|though|although|because)\s+)?"
     r"(?:i|i'm|im|i've|i'd|i'll|my|we|we're|what|how|how's|do you|did you|are you|have you|"
     r"is it|is that|you|where|who|why|when|which|would you|does|can you|could you|any)\b)|"
-    r"\s+(?=(?:but|so|although|though|whereas|while)\s+(?:i|i'm|my|we)\b)",
+    r"\s+(?=(?:but|so|although|though|whereas|while|and)\s+(?:i|i'm|my|we)\b)|"
+    r",\s+(?=so\b)",
     re.IGNORECASE,
 )
 
@@ -129,8 +130,8 @@ def clauses(piece: Piece) -> list[Piece]:
     out: list[Piece] = []
     start = 0
     for m in _CLAUSE_BREAK.finditer(piece.text):
-        if m.start() <= start:
-            continue
+        if m.start() <= start or len(piece.text[start : m.start()].split()) < 3:
+            continue  # "My wife and I ..." is one subject, not two clauses
         part = sub_piece(piece, start, m.start())
         if part is not None:
             out.append(part)

@@ -28,7 +28,9 @@ from .offline_text import (
     Piece,
     clauses,
     is_certification,
+    is_hypothetical,
     is_injection,
+    is_sarcastic_or_joke,
     non_fact,
     sentences,
     strip_opener,
@@ -88,16 +90,18 @@ _WEAK = re.compile(
     r"hear you|mean|'ll try|will try|can try|'d love to|would love to)"
     r"(?:\s+not|n't)?(?:\s+(?:too|as well|either|so|not|right|that|it))?[\s.!?]*$|"
     r"\w+[\s.!?]*$|me\b[\s\w]{0,12}$|mine\s+(?:too|as well)[\s.!?]*$|"
-    r"(?:you|u)\b|(?:maybe\s+|perhaps\s+)?we\s+(?:can|could|should|'ll|will|might|may)\b|"
+    r"(?:you|u)\b|(?:so\s+|just\s+)?(?:ping|tell|send|text|email|show|give|let|remind|help|ask|"
+    r"message|join)\s+me\b|(?:maybe\s+|perhaps\s+)?we\s+(?:can|could|should|'ll|will|might|may)\b|"
     r"let'?s\b)",
     re.IGNORECASE,
 )
 _LIKES = re.compile(
-    r"\b(?:i|we)\s+(?:\w+ly\s+|just\s+|also\s+|still\s+|do\s+|kind of\s+|sort of\s+|"
-    r"don'?t\s+|do not\s+|(?:would|'d)\s+)?(?:love|loves|like|likes|enjoy|enjoys|hate|hates|"
+    r"\b(?:i|we)\s+(?:(?:\w+ly|just|also|still|do|kind of|sort of|don'?t|do not|never|"
+    r"would|'d)\s+){0,3}(?:love|loves|like|likes|enjoy|enjoys|hate|hates|"
     r"dislike|prefer|adore|detest|can'?t stand|cannot stand|am (?:a )?(?:big )?fan of|"
     r"am into|'m into|'m (?:a )?(?:big |huge )?fan of)\b|"
-    r"\bmy\s+(?:favou?rite|fave|least favou?rite)\b|\bfavou?rite\b",
+    r"\bmy\s+(?:favou?rite|fave|least favou?rite)\b|\bfavou?rite\b|"
+    r"\bmore my (?:thing|style|speed)\b|\bmy (?:jam|cup of tea)\b",
     re.IGNORECASE,
 )
 _INSTRUCTION = re.compile(
@@ -137,7 +141,12 @@ def user_groups(message: Message, origin: Origin = Origin.USER) -> list[Group]:
     """Assertion events and the claims they carry, clause by clause."""
     if is_injection(message.text):
         return []
-    pieces = [p for p in (strip_opener(p) for p in sentences(message)) if p is not None]
+    raw = [
+        p
+        for p in sentences(message)
+        if not (is_sarcastic_or_joke(p.text) or is_certification(p.text))
+    ]
+    pieces = [p for p in (strip_opener(p) for p in raw) if p is not None]
     groups: list[Group] = []
     i = 0
     while i < len(pieces):
@@ -148,6 +157,8 @@ def user_groups(message: Message, origin: Origin = Origin.USER) -> list[Group]:
                 piece = Piece(piece.start, pieces[i].end, message.text[piece.start : pieces[i].end])
                 i += 1
             parts = [piece]
+        elif is_sarcastic_or_joke(piece.text) or is_hypothetical(piece.text):
+            continue  # the whole sentence is not meant literally, every clause of it
         else:
             parts = [c for c in (strip_opener(c) for c in clauses(piece)) if c is not None]
         for part in parts:
