@@ -142,7 +142,7 @@ def _message_from_entry(entry: dict[str, str]) -> dict[str, object]:
 
 def _parse_tool_calls(rendered: str) -> list[dict[str, object]]:
     starts = list(_TOOL_CALL.finditer(rendered))
-    calls = []
+    calls: list[dict[str, object]] = []
     for i, m in enumerate(starts):
         stop = starts[i + 1].start() if i + 1 < len(starts) else len(rendered)
         body = rendered[m.end() : stop]

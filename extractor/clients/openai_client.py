@@ -324,7 +324,7 @@ class OpenAIClient:
         """How long to wait before retrying ``exc``; raises the typed error when we won't."""
         where = call.conversation.id
         last = retry >= self.max_rate_limit_retries
-        backoff = min(self.retry_backoff * 2**retry, self.max_retry_wait)
+        backoff = min(self.retry_backoff * float(2**retry), self.max_retry_wait)
         if isinstance(exc, openai.RateLimitError):
             wait = retry_after_seconds(exc.response.headers)
             if last or (wait is not None and wait > self.max_retry_wait):
@@ -469,7 +469,7 @@ def _message_of(exc: openai.APIStatusError) -> str:
 
 
 def _cause_chain(exc: BaseException) -> str:
-    parts = []
+    parts: list[str] = []
     seen: BaseException | None = exc
     while seen is not None and len(parts) < 4:
         text = _first_line(seen)
