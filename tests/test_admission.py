@@ -436,3 +436,15 @@ def test_input_hash_covers_what_the_decision_depends_on_and_nothing_else():
     assert admit([edited])[0].input_hash != base.input_hash
     other_policy = load_policy().document.model_copy(update={"version": "2099.1"})
     assert admit([cand], Policy(other_policy, "x"))[0].input_hash != base.input_hash
+
+
+def test_a_candidate_no_rule_admits_is_not_persisted_and_says_so():
+    odd = make_candidate(origin_kind=Origin.EXTERNAL_SOURCE, memory_type=MemoryType.ASSERTION_EVENT,
+                         kind=CandidateKind.OBSERVATION, requested_uses=[C.CONVERSATIONAL_CONTEXT],
+                         verification_state=VerificationState.VERIFIED_OBSERVATION_OF_EVENT)  # fmt: skip
+    (d,) = admit([odd])
+    assert not d.persist and d.lifecycle_state is LifecycleState.EPHEMERAL and d.allowed_uses == []
+    assert fired(d)[-1] == DEFAULT_DENY
+    assert [(x.use, x.rule_id) for x in d.denied_requested_uses] == [
+        (C.CONVERSATIONAL_CONTEXT, DEFAULT_DENY)
+    ]

@@ -29,6 +29,8 @@ from .policy import DEFAULT_DENY, LADDER, Effect, Match, Policy, Rule, load_poli
 #: ``recorded_at`` (the effective as-of time is hashed instead) and the extraction provenance.
 UNHASHED_FIELDS = frozenset({"recorded_at", "provenance"})
 
+NOT_ADMITTED = "no rule of the policy admits this candidate"
+
 ParentDecisions = Mapping[str, AdmissionDecision | None]
 
 
@@ -167,7 +169,7 @@ def _denials(c: MemoryCandidate, out: _Outcome, allowed: list[Capability]) -> li
         elif not persisted and out.capped_by is not None and out.cap == 0:
             rule_id, reason = out.capped_by
         elif not persisted:
-            rule_id, reason = DEFAULT_DENY, "no rule of the policy admits this candidate"
+            rule_id, reason = DEFAULT_DENY, NOT_ADMITTED
         else:
             rule_id, reason = DEFAULT_DENY, f"no rule of the policy grants {use.value}"
         denied.append(DeniedUse(use=use, rule_id=rule_id, reason=reason))
@@ -216,6 +218,8 @@ def decide(
         )
     lifecycle = LADDER[min(out.grant, out.cap)]
     persisted = lifecycle is not LifecycleState.EPHEMERAL
+    if out.grant == 0:  # default deny is a decision too, and is recorded like one
+        out.fired.append(FiredRule(rule_id=DEFAULT_DENY, reason=NOT_ADMITTED))
     allowed = [u for u in Capability if u in out.allowed and u not in out.forbidden]
     allowed = allowed if persisted else []
     return AdmissionDecision(
