@@ -16,8 +16,16 @@ RUN_PROV = RunProvenance(
 )  # fmt: skip
 
 WORKERS = 4
-PER_WORKER = 15
+PER_WORKER = 10
 SHARED_RUN = "run-shared"
+
+
+def context() -> multiprocessing.context.BaseContext:
+    """Fresh processes (no inherited connections or threads), forked from one preloaded server so
+    each worker does not pay for its own imports."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["extractor.ledger", "test_ledger"])
+    return ctx
 
 
 def write_many(path: str, worker: int, start: multiprocessing.synchronize.Event) -> None:
@@ -38,7 +46,7 @@ def test_concurrent_writer_processes_lose_and_duplicate_nothing(tmp_path: Path):
     path = tmp_path / "ledger.db"
     with Ledger(path) as ledger:
         ledger.start_run(RUN_PROV, run_id=SHARED_RUN)
-    ctx = multiprocessing.get_context("spawn")
+    ctx = context()
     start = ctx.Event()
     procs = [ctx.Process(target=write_many, args=(str(path), w, start)) for w in range(WORKERS)]
     for proc in procs:
@@ -79,7 +87,7 @@ def open_blank(path: str, worker: int, start: multiprocessing.synchronize.Event)
 
 def test_processes_opening_a_blank_file_at_once_migrate_it_once(tmp_path: Path):
     path = tmp_path / "fresh.db"
-    ctx = multiprocessing.get_context("spawn")
+    ctx = context()
     start = ctx.Event()
     procs = [ctx.Process(target=open_blank, args=(str(path), w, start)) for w in range(WORKERS)]
     for proc in procs:

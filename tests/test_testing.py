@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -31,6 +29,8 @@ CHAT = {
     ],
 }
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "testing.md"
+
+pytest_plugins = ["pytester"]
 
 
 def test_marker_is_registered(pytestconfig: pytest.Config):
@@ -127,36 +127,33 @@ def test_server_was_stopped_after_the_first_test():
 """
 
 
-def run_pytest(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EXTRACTOR_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers",
-         "-W", "error::pytest.PytestUnknownMarkWarning", *args],
-        cwd=project, env={**clean, **env}, capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
-
-
-def test_documented_record_and_replay_flow_works(tmp_path: Path):
+def test_documented_record_and_replay_flow_works(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+):
     files = doc_files()
     assert set(files) == {"test_hooks.py", "conftest.py"}
-    for name, body in files.items():
-        (tmp_path / name).write_text(body, encoding="utf-8")
-    (tmp_path / "test_lifecycle.py").write_text(LIFECYCLE, encoding="utf-8")
+    pytester.makepyfile(**{name.removesuffix(".py"): body for name, body in files.items()})
+    pytester.makepyfile(test_lifecycle=LIFECYCLE)
+    for name in [k for k in os.environ if k.startswith(("OPENAI_", "EXTRACTOR_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("EXTRACTOR_MODEL", "offline")
+    strict = ("-p", "no:randomly", "--strict-markers")
 
     with MockServer() as server:  # stands in for the real provider while recording
-        recorded = run_pytest(tmp_path, "--record-mode=once", EXTRACTOR_BASE_URL=server.base_url,
-                              EXTRACTOR_MODEL="offline", OPENAI_API_KEY="sk-recording-key")  # fmt: skip
-    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-    assert "6 passed" in recorded.stdout
-    cassette = tmp_path / "cassettes" / "test_hooks" / "test_hook_against_a_recorded_model.yaml"
+        monkeypatch.setenv("EXTRACTOR_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-recording-key")
+        recorded = pytester.runpytest_inprocess(*strict, "--record-mode=once")
+        recorded.assert_outcomes(passed=6)
+    cassette = (
+        pytester.path / "cassettes" / "test_hooks" / "test_hook_against_a_recorded_model.yaml"
+    )
     assert cassette.is_file()
     assert "sk-recording-key" not in cassette.read_text(encoding="utf-8")
 
-    dead = "http://127.0.0.1:9/v1"
-    replayed = run_pytest(tmp_path, "--record-mode=none", "-k", "recorded",
-                          EXTRACTOR_BASE_URL=dead, EXTRACTOR_MODEL="offline")  # fmt: skip
-    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
-    assert "1 passed" in replayed.stdout
+    monkeypatch.setenv("EXTRACTOR_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    monkeypatch.delenv("OPENAI_API_KEY")
+    replayed = pytester.runpytest_inprocess(*strict, "--record-mode=none", "-k", "recorded")
+    replayed.assert_outcomes(passed=1, deselected=5)
 
 
 def test_mock_server_answers_on_loopback_only(mock_llm_server):

@@ -46,7 +46,12 @@ def ledger() -> None:
 @click.argument("path", type=LEDGER_PATH)
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as a JSON array.")
 def list_runs(path: Path, as_json: bool) -> None:
-    """List the runs in a ledger, oldest first, with what each recorded."""
+    """List the runs in a ledger, oldest first, with what each recorded.
+
+    \b
+    Example:
+        extractor ledger list ledger.db
+    """
     with _open(path) as opened:
         runs = opened.runs()
     if as_json:
@@ -85,6 +90,11 @@ def show(path: Path, identifier: str, as_json: bool) -> None:
     capabilities it has), or everything recorded about a conversation (id or content hash).
 
     Exit code 1 when the ledger holds nothing under that id.
+
+    \b
+    Examples:
+        extractor ledger show ledger.db onboarding-1
+        extractor ledger show ledger.db mem_1cb76bd89d5961214c77 --json
     """
     with _open(path) as opened:
         memories = opened.memory(identifier)
@@ -217,7 +227,13 @@ def export(
     out: IO[str],
 ) -> None:
     """Export a table (or the memory_ledger view) as JSON Lines or CSV, or the stored result
-    lines with --results."""
+    lines with --results.
+
+    \b
+    Examples:
+        extractor ledger export ledger.db --table decisions --format csv --out decisions.csv
+        extractor ledger export ledger.db --results > recorded.jsonl
+    """
     if results:
         for name in ("table", "fmt"):
             if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
