@@ -113,3 +113,28 @@ def test_unusable_ledger_files_exit_2(tmp_path: Path, command: str):
     args[1] = str(junk)
     code, _, err = invoke(*args)
     assert code == 2 and f"{junk}: cannot open the ledger" in err
+
+
+def test_batch_runs_record_results_failures_and_transcripts(tmp_path: Path):
+    from extractor.batch import BatchConfig, run_batch
+    from extractor.pipeline import Extractor
+
+    inputs = tmp_path / "in.jsonl"
+    good = {"id": "ok-1", "messages": [{"role": "user", "content": "My manager is Alice."}]}
+    bad = {"id": "bad-1", "messages": []}
+    inputs.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    config = BatchConfig(out=tmp_path / "out.jsonl")
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        first = run_batch([inputs], Extractor(), config, ledger=ledger)
+        again = run_batch([inputs], Extractor(), config, ledger=ledger)  # resumes: skips both
+        runs = ledger.runs()
+        history = ledger.conversation("ok-1")
+        (recorded,) = history.results
+        assert ledger.transcript(recorded.result.conversation_hash) is not None
+        assert [f.failure.stage for f in ledger.conversation("bad-1").failures] == ["load"]
+    assert (first.processed, again.skipped) == (1, 2)
+    assert [(r.status, r.conversations, r.failures) for r in runs] == [
+        ("completed", 1, 1),
+        ("completed", 0, 0),
+    ]
+    assert runs[0].summary is not None and runs[0].settings["out"] == str(config.out)
