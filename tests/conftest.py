@@ -9,6 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests assert invariants, never speed: on a loaded 2-core CI machine a per-example
+# deadline or the "too slow" health check would fail a correct run, so both are off.
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
 _PYDANTIC_DOCS = re.compile(rb"errors\.pydantic\.dev/[0-9][0-9.]*/")
