@@ -29,7 +29,8 @@ _RELATIONS = (
 )
 RELATION = re.compile(rf"\b(?:my|his|her|their|our|your)\s+(?:{_RELATIONS})\b", re.IGNORECASE)
 PHONE = re.compile(
-    r"(?<![\w.])(?:\+?\(?\d{1,4}\)?[\s.-]\d{2,4}[\s.-]\d{3,4}(?:[\s.-]\d{2,4})?|\+?\d{10,13})(?![\w])"
+    r"(?<![\w.])(?:\+?\(?\d{1,4}\)?[\s.-]\d{2,4}[\s.-]\d{3,4}(?:[\s.-]\d{2,4})?"
+    r"|\d{3}[.-]\d{4}|\+?\d{10,13})(?![\w])"
 )
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 ADDRESS = re.compile(
@@ -59,8 +60,16 @@ class PersonalData:
         return f"about {', '.join(self.subjects)}: {', '.join(self.categories)}"
 
 
-def _categories(text: str) -> list[str]:
-    found = []
+#: Entity types an extractor may give personal data; they can only add a flag, never remove one.
+_ENTITY_CATEGORIES = {
+    "PHONE": "PHONE", "PHONE_NUMBER": "PHONE", "EMAIL": "EMAIL", "EMAIL_ADDRESS": "EMAIL",
+    "ADDRESS": "ADDRESS", "STREET_ADDRESS": "ADDRESS", "HEALTH": "HEALTH",
+    "HEALTH_CONDITION": "HEALTH", "MEDICAL_CONDITION": "HEALTH",
+}  # fmt: skip
+
+
+def _categories(text: str, entity_types: set[str]) -> list[str]:
+    found = sorted({_ENTITY_CATEGORIES[t] for t in entity_types if t in _ENTITY_CATEGORIES})
     if any(sum(ch.isdigit() for ch in m.group()) >= 7 for m in PHONE.finditer(text)):
         found.append("PHONE")
     if EMAIL.search(text):
@@ -69,7 +78,7 @@ def _categories(text: str) -> list[str]:
         found.append("ADDRESS")
     if HEALTH.search(text):
         found.append("HEALTH")
-    return found
+    return sorted(set(found))
 
 
 def _subjects(candidate: MemoryCandidate, text: str) -> list[str]:
@@ -88,7 +97,7 @@ def _subjects(candidate: MemoryCandidate, text: str) -> list[str]:
 def third_party_personal_data(candidate: MemoryCandidate) -> PersonalData | None:
     """The third-party personal data in ``candidate``, or ``None`` when there is none."""
     text = f"{candidate.content}\n{candidate.source_span.quote}"
-    categories = _categories(text)
+    categories = _categories(text, {e.type.upper() for e in candidate.entities})
     if not categories:
         return None
     subjects = _subjects(candidate, text)
