@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -36,3 +38,50 @@ def content_hash(value: Any) -> str:
 def text_hash(text: str) -> str:
     """``sha256:<hex>`` of UTF-8 text, used for prompt templates."""
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: Deeper values are cut by :func:`writable`; no record this tool writes needs a tenth of it.
+MAX_WRITABLE_DEPTH = 32
+TOO_DEEP = "<nested too deeply; not kept>"
+
+
+def writable(value: Any, depth: int = MAX_WRITABLE_DEPTH) -> Any:
+    """``value`` as a JSON line, a hash and the ledger can hold it.
+
+    Model output is untrusted JSON, and JSON can carry what no UTF-8 file can: a lone surrogate
+    (``"\\ud800"``) becomes the six characters ``\\ud800``; ``NaN`` and infinities become
+    ``null``; containers nested deeper than ``depth`` become :data:`TOO_DEEP`. Anything else is
+    kept as it is, so a rejection still shows what the model said.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping | list | tuple) and depth <= 0:
+        return TOO_DEEP
+    if isinstance(value, Mapping):
+        return {writable(k, depth): writable(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [writable(v, depth - 1) for v in value]
+    return value
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` has containers nested more than ``limit`` levels deep (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if level >= limit:
+            return True
+        stack.extend((child, level + 1) for child in children)
+    return False

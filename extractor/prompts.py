@@ -7,9 +7,10 @@ each output.
 
 Untrusted text cannot escape its section: each message is rendered as one line of JSON with
 ``<``, ``>`` and ``&`` escaped as ``\\u003c``-style sequences, so a message containing
-``</conversation>`` or a fake candidate stays inside its string. The text is never passed through
-any other template engine (instructor's Jinja rendering in particular), so the model sees it
-exactly, and spans computed on it match the transcript.
+``</conversation>`` or a fake candidate stays inside its string; the conversation id gets the
+same JSON escapes inside its tag, so no newline or quote in it can start a line of its own.
+The text is never passed through any other template engine (instructor's Jinja rendering in
+particular), so the model sees it exactly, and spans computed on it match the transcript.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Prompt:
     def render(self, conversation: Conversation) -> list[dict[str, str]]:
         """Chat messages for the model: the system prompt and the rendered transcript."""
         user = string.Template(self.user_template).substitute(
-            conversation_id=_escape(conversation.id),
+            conversation_id=render_id(conversation.id),
             message_count=len(conversation.messages),
             transcript=render_transcript(conversation.messages),
         )
@@ -52,6 +53,12 @@ class Prompt:
             {"role": "system", "content": self.system_template},
             {"role": "user", "content": user},
         ]
+
+
+def render_id(conversation_id: str) -> str:
+    """The id as it stands in ``<conversation id="...">``: JSON string escapes (so a quote or a
+    newline cannot close the tag or start a fake message line) plus the markup escapes."""
+    return _escape(json.dumps(conversation_id, ensure_ascii=False)[1:-1])
 
 
 def render_transcript(messages: list[Message]) -> str:
@@ -113,12 +120,15 @@ def parse_transcript(user_content: str) -> Conversation:
     match = _CONVERSATION_OPEN.match(lines[start])
     assert match is not None
     end = lines.index("</conversation>", start + 1)
-    conv_id = _unescape(match.group("id"))
+    try:
+        conv_id = json.loads(f'"{match.group("id")}"')
+    except ValueError:
+        raise InputError("the conversation id is not a rendered id", where) from None
     messages = []
     for number, line in enumerate(lines[start + 1 : end], start=start + 2):
         try:
             entry = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise InputError(f"line {number} of the transcript is not JSON: {exc}", where) from None
         if not isinstance(entry, dict) or not {"id", "role", "text"} <= entry.keys():
             raise InputError(f"line {number} of the transcript is not a message entry", where)
@@ -148,7 +158,3 @@ def _parse_tool_calls(rendered: str) -> list[dict[str, object]]:
         body = rendered[m.end() : stop]
         calls.append({"function": {"name": m.group("name"), "arguments": body.removesuffix(")")}})
     return calls
-
-
-def _unescape(text: str) -> str:
-    return text.replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")

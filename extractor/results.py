@@ -10,12 +10,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._version import SCHEMA_VERSION
 from .candidates import MemoryCandidate
 from .clients.base import AttemptRecord, Usage
 from .decisions import AdmissionDecision
+from .hashing import writable
 from .validation import Rejection, SpanCorrection
 
 Stage = Literal["load", "extract", "validate", "admit", "record"]
@@ -89,3 +90,10 @@ class FailureRecord(BaseModel):
     error_code: str
     error: str
     recorded_at: datetime
+
+    @field_validator("error")
+    @classmethod
+    def _writable(cls, value: str) -> str:
+        """Error texts can quote the model (a refusal, a server message); keep them writable."""
+        result: str = writable(value)
+        return result

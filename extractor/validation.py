@@ -27,11 +27,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .conversation import DEFAULT_MAX_CANDIDATES, Conversation, Message
 from .errors import ExtractionOutputError
 from .extraction import CandidateUnit, ExtractionOutput
+from .hashing import MAX_WRITABLE_DEPTH, nested_deeper_than, writable
 from .temporal import interval, ordered, resolve
 from .vocab import CandidateKind, MemoryType, Origin, Role, TemporalKind
 
@@ -71,6 +72,12 @@ class Rejection(BaseModel):
     field: str | None = None
     message: str
     raw: Any = Field(description="The candidate exactly as the extractor returned it.")
+
+    @field_validator("candidate_id", "field", "message", "raw")
+    @classmethod
+    def _writable(cls, value: Any) -> Any:
+        """A rejection must be writable whatever the model sent (see :func:`writable`)."""
+        return writable(value)
 
 
 class SpanCorrection(BaseModel):
@@ -483,6 +490,10 @@ def validate_extraction(
             if index >= opts.max_candidates:
                 raise _Reject(
                     Code.CANDIDATE_LIMIT_EXCEEDED, f"more than {opts.max_candidates} candidates"
+                )
+            if nested_deeper_than(item, MAX_WRITABLE_DEPTH):
+                raise _Reject(
+                    Code.SCHEMA_INVALID, f"nested more than {MAX_WRITABLE_DEPTH} levels deep"
                 )
             unit, message, correction = _check_one(item, conversation, opts)
             if unit.id in units:

@@ -249,6 +249,8 @@ def parse_policy(text: str, *, source: str = "<policy>", json_format: bool = Fal
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         kind = "JSON" if json_format else "TOML"
         raise PolicyError(f"not valid {kind}: {exc}", source=source) from None
+    except RecursionError:
+        raise PolicyError("nested too deeply to be a policy", source=source) from None
     try:
         document = PolicyDocument.model_validate(raw)
     except ValidationError as exc:

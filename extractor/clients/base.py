@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..conversation import Conversation
+from ..hashing import writable
 from ..prompts import Prompt
 from ..validation import Rejection, ValidationOptions
 
@@ -44,6 +45,13 @@ class AttemptRecord(BaseModel):
     error: str
     rejections: list[Rejection] = Field(default_factory=list)
     raw_output: str | None = None
+
+    @field_validator("error", "raw_output")
+    @classmethod
+    def _writable(cls, value: str | None) -> str | None:
+        """The model's text may hold lone surrogates; keep it writable (see :func:`writable`)."""
+        result: str | None = writable(value)
+        return result
 
 
 class ClientResult(BaseModel):
