@@ -31,6 +31,7 @@ from ..prompts import Prompt
 from ..validation import ValidationOptions
 from ..vocab import Origin, Role
 from .base import ClientResult, Usage
+from .offline_answer import answer_groups
 from .offline_assistant import assistant_groups
 from .offline_draft import Draft, Group
 from .offline_tool import tool_groups
@@ -105,6 +106,9 @@ def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Grou
     for index, message in enumerate(conversation.messages):
         if message.role is Role.USER:
             found = user_groups(message)
+            previous = conversation.messages[index - 1] if index else None
+            found += answer_groups(message, previous, [d.piece for g in found for d in g.drafts])
+            found.sort(key=lambda g: g.drafts[0].piece.start)
         elif message.role is Role.TOOL:
             found = tool_groups(message, conversation)
         elif message.role is Role.ASSISTANT:

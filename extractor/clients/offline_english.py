@@ -78,7 +78,7 @@ def third_person(text: str) -> str:
         low = word.lower().replace("’", "'")
         replacement = word
         if conjugate_next:
-            if low in _ADVERBS or low == "longer" or low == "no":
+            if low in _ADVERBS or low in ("longer", "no") or _is_adverb(low):
                 pass
             else:
                 replacement = _conjugate(word, low, past)
@@ -98,6 +98,14 @@ def third_person(text: str) -> str:
         cursor = m.end()
     out.append(text[cursor:])
     return finish("".join(out))
+
+
+def _is_adverb(low: str) -> bool:
+    """ "-ly" words between "I" and its verb are adverbs ("I immediately thought")."""
+    return len(low) > 4 and low.endswith("ly") and low not in _LY_VERBS
+
+
+_LY_VERBS = _words("apply reply supply rely multiply comply imply ally bully rally tally")
 
 
 def _pair_subject(text: str) -> str:

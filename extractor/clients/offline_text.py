@@ -122,6 +122,12 @@ _CLAUSE_BREAK = re.compile(
     r",\s+(?=so\b)",
     re.IGNORECASE,
 )
+#: An unpunctuated question to the other speaker after a statement ("I'm 19 how old are you?").
+_RUN_ON_QUESTION = re.compile(
+    r"\s+(?=(?:how|what|where|why|when|which|who)\b[^.!?,;]*\b(?:you|u|your)\b[^.!?]*\?\W*$)|"
+    r"\s+(?=(?:do|did|are|have|would|can|could|will|were)\s+(?:you|u)\b[^.!?]*\?\W*$)",
+    re.IGNORECASE,
+)
 
 
 def clauses(piece: Piece) -> list[Piece]:
@@ -129,7 +135,10 @@ def clauses(piece: Piece) -> list[Piece]:
     begins ("I read a book a week, you?" → "I read a book a week" | "you?")."""
     out: list[Piece] = []
     start = 0
-    for m in _CLAUSE_BREAK.finditer(piece.text):
+    breaks = list(_CLAUSE_BREAK.finditer(piece.text))
+    if piece.text.rstrip().endswith("?") and _STATEMENT_START.match(piece.text):
+        breaks += _RUN_ON_QUESTION.finditer(piece.text)
+    for m in sorted(breaks, key=lambda b: b.start()):
         if m.start() <= start or len(piece.text[start : m.start()].split()) < 3:
             continue  # "My wife and I ..." is one subject, not two clauses
         part = sub_piece(piece, start, m.start())

@@ -69,20 +69,32 @@ _CHATTER = re.compile(
     r"i\s+(?:don'?t|do not)\s+(?:know|blame|think so|understand|see why|mind)\b|"
     r"i\s+have\s+(?:no idea|to agree|to say|to admit|heard)\b|"
     r"i'?ve\s+(?:heard|always wanted to (?:try|see|visit|go)|never heard)\b|"
-    r"(?:that|this|it)\s+(?:sounds|seems|looks)|thank)",
+    r"(?:that|this|it)\s+(?:sounds|seems|looks)|thank|good for you|my goodness|"
+    r"(?:definitely\s+|please\s+|just\s+)?(?:let|wish|tell|remind)\s+me\b|"
+    r"i(?:\s+have|'ve|\s+had)?(?:\s+never|\s+not|n't)?(?:\s+even|\s+really)?\s+(?:thought|heard|"
+    r"considered|realized|realised)\s+(?:of\s+|about\s+)?(?:that|this|it)\b|"
+    r"i\s+(?:did\s+not|didn'?t|never)\s+(?:even\s+)?(?:know|realize|realise|think)\b|"
+    r"i\s+(?:\w+\s+)?(?:think|believe|thought|knew|bet)\s+(?:that\s+)?(?:you|u)\b|"
+    r"i\s+(?:was|am|'m)\s+(?:just\s+)?wondering\b|"
+    r"i'?m\s+(?:so\s+|very\s+|really\s+)?(?:amazed|intrigued|glad|happy)\s+(?:that\s+)?you\b)",
     re.IGNORECASE,
 )
-_SUBJECT = re.compile(
-    r"\b(?:i|i'm|im|i've|ive|i'd|i'll|we|we're|we've|my|our|mine)\b|\b[Ii]['’](?:m|ve|d|ll)\b",
-    re.IGNORECASE,
-)
-#: Exclamations about "this" or "that" react to the other speaker ("I really need this!").
-_REACTION = re.compile(r"\b(?:this|that|it|these|those)\b[^!]*!+\W*$", re.IGNORECASE)
 _SUBJECT = re.compile(
     r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|we|we're|we've|our)\b|\b[Ii]['’](?:m|ve|d|ll)\b",
     re.IGNORECASE,
 )
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|u|ur)\b", re.IGNORECASE)
+#: A first-person clause with its subject left out ("Love hiking.", "Just got back from Rome.").
+_SUBJECTLESS = re.compile(
+    r"^(?:(?:just|also|still|really|currently|actually|mostly|recently)\s+)?"
+    r"(?:(?P<like>love|adore|hate)\s+(?!(?:it|that|this|you|your|them|him|her|the idea|to hear)\b)|"
+    r"(?P<ing>getting|working|heading|watching|studying|planning|cooking|playing|reading|"
+    r"training|saving|learning|moving|packing|relaxing)\s+|"
+    r"(?P<been>been)\s+|"
+    r"(?P<past>got back|finished|worked|spent|went|bought|started|moved|graduated|adopted)\s+)"
+    r"(?=\w)",
+    re.IGNORECASE,
+)
+_COPULA = re.compile(r"\b(?:is|are|was|were|isn'?t|aren'?t|wasn'?t|weren'?t)\b", re.IGNORECASE)
 #: Sentences too thin to be about the user ("I do!", "Me neither.").
 _WEAK = re.compile(
     r"^(?:(?:i|we)\s+(?:do|did|will|would|can|could|have|had|am|was|should|might|may|must|"
@@ -108,7 +120,10 @@ _INSTRUCTION = re.compile(
     r"^(?:(?:from now on|going forward|in future|in the future),?\s+)?(?:please\s+)?"
     r"(?:(?:always|never|only|don'?t|do not|stop|just)\s+)?(?:please\s+)?"
     r"(?:answer|respond|reply|write|use|call me|keep|give|format|talk|speak|explain|address|"
-    r"avoid|include|show|be|refer to me|remember to|sign|add|list|summari[sz]e|translate)\b",
+    r"avoid|include|show|be|refer to me|remember to|sign|add|list|summari[sz]e|translate)\b"
+    # encouragement and advice to the other speaker are not instructions to the assistant
+    r"(?!\s+(?:up|trying|going|at it|it up|careful|safe|okay|ok|well|strong|patient|about|"
+    r"give up|worry|to keep)\b)(?![^.!?]*\b(?:you|your|u|ur)\b)",
     re.IGNORECASE,
 )
 _PROCEDURE = re.compile(
@@ -177,7 +192,10 @@ def classify(text: str) -> MemoryType | None:
     if _INSTRUCTION.match(text) and not _FIRST_PERSON.match(text):
         return MemoryType.PREFERENCE
     if not _FIRST_PERSON.search(text):
-        return None
+        subjectless = _subjectless(text)
+        if subjectless is None:
+            return None
+        return MemoryType.PREFERENCE if subjectless.group("like") else MemoryType.WORLD_PROPOSITION
     if _FAILURE.search(text):
         return MemoryType.FAILURE_EXPERIENCE
     chatter = _CHATTER.match(text)
@@ -215,6 +233,8 @@ def claim_for(piece: Piece, message: Message, origin: Origin) -> Draft | None:
         content = _instruction_content(piece.text, origin)
     elif memory_type is MemoryType.PROCEDURE:
         content = finish("User described a procedure: " + " ".join(piece.text.split()))
+    elif (subjectless := _subjectless(piece.text)) is not None:
+        content = _subjectless_content(piece.text, subjectless)
     else:
         content = third_person(piece.text)
     kind = CandidateKind.PROPOSITION
@@ -243,3 +263,24 @@ def _instruction_content(text: str, origin: Origin) -> str:
     body = body[:1].lower() + body[1:]
     who = "User prefers" if origin is Origin.USER else "The system message asks"
     return finish(f"{who} that the assistant {body}")
+
+
+def _subjectless(text: str) -> re.Match[str] | None:
+    """A subjectless first-person statement, not a gerund subject ("Cooking is fun")."""
+    if _FIRST_PERSON.search(text) or len(text.split()) < 3 or _COPULA.search(text):
+        return None
+    return _SUBJECTLESS.match(text)
+
+
+def _subjectless_content(text: str, m: re.Match[str]) -> str:
+    """Put "User" back: "Love hiking" → "User loves hiking"; "Getting ready" → "User is ..."."""
+    head = text[: m.start("like") if m.group("like") else 0]
+    rest = text[m.end() :]
+    if m.group("like"):
+        verb = m.group("like").lower()
+        return finish(f"User {head.lower()}{verb}s {rest}")
+    if m.group("ing"):
+        return finish(f"User is {text[:1].lower()}{text[1:]}")
+    if m.group("been"):
+        return finish(f"User has {text[:1].lower()}{text[1:]}")
+    return finish(f"User {text[:1].lower()}{text[1:]}")

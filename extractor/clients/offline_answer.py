@@ -1,0 +1,255 @@
+"""Bare answers: what a user's reply means given the question it answers.
+
+"I do." or "Yes, two of them." says nothing on its own; after "Do you have kids?" it says the
+user has kids. When the other speaker's message ends with a question put to the user and the
+user's reply opens with an answer that yields nothing by itself, the offline model reads the
+answer against the question:
+
+* a yes/no question ("Do you / Are you / Have you / Did you ...?") answered yes or no becomes a
+  proposition in the third person, negated for a "no" ("User doesn't have kids."), with any
+  detail after the yes kept ("User has kids: two of them.");
+* any other question answered with a bare phrase ("What do you drive?" -- "A red Mustang.")
+  becomes the question and the answer together: ``Asked "What do you drive?", User answered: "A
+  red Mustang."``
+
+The span is always the user's own answer (the question is someone else's text), so the
+assertion event and the proposition quote what the user said. Questions that are invitations
+or requests ("Would you like to come?", "Can you send it?"), greetings ("How are you?") and
+questions that carry an instruction to the memory system are never used.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..conversation import Message
+from ..vocab import CandidateKind, Capability, MemoryType, Origin, Role
+from .offline_draft import (
+    Draft,
+    Group,
+    keep_uncertainty,
+    point_in_time,
+    temporal_for,
+    uncertainty_for,
+)
+from .offline_english import finish
+from .offline_entities import entities_in
+from .offline_text import (
+    Piece,
+    clauses,
+    is_certification,
+    is_hypothetical,
+    is_injection,
+    is_question,
+    is_sarcastic_or_joke,
+    sentences,
+    strip_opener,
+)
+
+MAX_ANSWER_WORDS = 12
+
+_YES = re.compile(
+    r"^(?:yes|yeah|yea|yep|yup|ya|sure|of course|definitely|absolutely|certainly|indeed|"
+    r"i (?:do|did|am|have|was|can)|i'm|i've|we (?:do|did|are|have))\b[\s,.!;:-]*",
+    re.IGNORECASE,
+)
+_NO = re.compile(
+    r"^(?:no|nope|nah|not really|not yet|never|sadly,? no|unfortunately,? no|"
+    r"i (?:don'?t|do not|didn'?t|did not|haven'?t|have not|am not|can'?t|cannot|wasn'?t)|"
+    r"i'm not|we (?:don'?t|do not|didn'?t|haven'?t|aren'?t))\b[\s,.!;:-]*",
+    re.IGNORECASE,
+)
+_YES_NO_QUESTION = re.compile(
+    r"^(?P<aux>do|did|are|were|have|is|was|has|does)\s+(?P<who>you|u|your\s+[\w'-]+(?:\s+[\w'-]+)?)"
+    r"\s+(?P<rest>[^?]+?)\s*\?+\W*$",
+    re.IGNORECASE,
+)
+#: Questions whose "yes" accepts an offer or agrees, rather than tells a fact about the user.
+_NOT_ABOUT_USER = re.compile(
+    r"\b(?:think|know|mind|agree|remember|want me|need me|like me|wanna|want to (?:come|join|go|"
+    r"meet|hang)|would you|could you|can you|will you|shall|should|me|my|mine|i|i'm|we|us|our)\b",
+    re.IGNORECASE,
+)
+_GREETING = re.compile(
+    r"^(?:how\s+(?:are|r)\s+(?:you|u)|how\s+are\s+you\s+doing|how'?s\s+it\s+going|how\s+have\s+you"
+    r"\s+been|how\s+(?:was|is)\s+your\s+(?:day|weekend|week|morning|evening|night)|what'?s\s+up|"
+    r"(?:how|what)\s+about\s+(?:you|u|yours)|and\s+(?:you|u|yours)|you|u|yours|wbu|hbu|"
+    r"how\s+do\s+you\s+do|what\s+do\s+you\s+think|what\s+would\s+you)\b",
+    re.IGNORECASE,
+)
+_ASKING = re.compile(
+    r"^(?:who|what|when|where|why|how|which|whose|do|does|did|are|is|was|were|have|has)\b",
+    re.IGNORECASE,
+)
+_ADDRESSED = re.compile(r"\b(?:you|your|u|ur|yourself)\b", re.IGNORECASE)
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|me|my|mine|myself|i'm|im|i've|ive|i'd|i'll|we|our|us)\b", re.IGNORECASE
+)
+#: Replies that react to the question rather than answer it.
+_REACTION = re.compile(
+    r"^(?:that|this|it|they|he|she|there)(?:'s|\s+is|\s+was|\s+sounds|\s+seems|\s+would)\b|"
+    r"^(?:you|your|u|ur|thanks|thank|sorry|hmm|sounds|good question|great question|lol|haha|"
+    r"not sure|no idea|who knows|maybe|perhaps|probably|depends|it depends|what|why|how|me too|"
+    r"same|ditto|agreed|exactly|right|true|cool|nice|great|awesome|wow|oh|ok|okay|hi|hello|hey)\b",
+    re.IGNORECASE,
+)
+_AUX_FORMS = {
+    # aux: (for "you", positive, negative) -- None means "conjugate the verb that follows"
+    "do": (None, "doesn't"),
+    "does": (None, "doesn't"),
+    "did": ("did", "didn't"),
+    "are": ("is", "isn't"),
+    "is": ("is", "isn't"),
+    "were": ("was", "wasn't"),
+    "was": ("was", "wasn't"),
+    "have": ("has", "hasn't"),
+    "has": ("has", "hasn't"),
+}
+_SWAP = {"your": "their", "yours": "theirs", "yourself": "themselves", "you": "them", "u": "them"}
+
+
+def answer_groups(message: Message, previous: Message | None, covered: list[Piece]) -> list[Group]:
+    """The claim a bare answer makes, read against the question before it; at most one group.
+
+    ``covered`` are the pieces of ``message`` the ordinary rules already made claims from: an
+    answer that says something by itself ("I have two kids.") needs no question.
+    """
+    question = _question(previous)
+    if question is None or is_injection(message.text):
+        return []
+    answer = _answer_piece(message)
+    if answer is None or any(p.start < answer.end and answer.start < p.end for p in covered):
+        return []
+    content = _yes_no_content(question, answer.text)
+    if content is None:
+        content = _open_content(question, answer.text)
+    if content is None:
+        return []
+    event = Draft(
+        message_id=str(message.id),
+        piece=answer,
+        kind=CandidateKind.OBSERVATION,
+        memory_type=MemoryType.ASSERTION_EVENT,
+        content=f'User stated: "{answer.text}"',
+        origin=Origin.USER,
+        temporal=point_in_time(message.timestamp),
+        entities=entities_in(answer.text),
+        requested_uses=[Capability.CONVERSATIONAL_CONTEXT],
+        uncertainty=uncertainty_for(answer.text),
+    )
+    claim = Draft(
+        message_id=str(message.id),
+        piece=answer,
+        kind=CandidateKind.PROPOSITION,
+        memory_type=MemoryType.WORLD_PROPOSITION,
+        content=keep_uncertainty(answer.text, content),
+        origin=Origin.USER,
+        temporal=temporal_for(f"{answer.text} {question}", message.timestamp),
+        entities=entities_in(answer.text),
+        requested_uses=[Capability.PERSONALIZATION, Capability.CONVERSATIONAL_CONTEXT],
+        uncertainty=uncertainty_for(answer.text),
+        parent=0,
+    )
+    return [Group([event, claim], priority=0)]
+
+
+def _question(previous: Message | None) -> str | None:
+    """The question the other speaker ended on, when it is put to the user."""
+    if previous is None or previous.role is not Role.ASSISTANT or is_injection(previous.text):
+        return None
+    pieces = sentences(previous)
+    if not pieces:
+        return None
+    last = strip_opener(pieces[-1])
+    if last is None:
+        return None
+    parts = clauses(last)
+    text = parts[-1].text if parts else last.text
+    text = re.sub(r"^(?:and|so|but|also|well|then)\s+", "", text, flags=re.IGNORECASE)
+    if not text.rstrip().endswith("?") or not is_question(text) or not _ADDRESSED.search(text):
+        return None
+    if _GREETING.match(text) or is_certification(text) or len(text.split()) > 20:
+        return None
+    return " ".join(text.split())
+
+
+def _answer_piece(message: Message) -> Piece | None:
+    """The first clause of the reply, when it is a short answer and not a question back."""
+    pieces = sentences(message)
+    if not pieces:
+        return None
+    first = pieces[0]
+    parts = clauses(first)
+    piece = parts[0] if parts else first
+    text = piece.text
+    if len(text.split()) > MAX_ANSWER_WORDS or is_question(text):
+        return None
+    if is_hypothetical(text) or is_sarcastic_or_joke(text) or is_certification(text):
+        return None
+    return piece
+
+
+def _yes_no_content(question: str, answer: str) -> str | None:
+    m = _YES_NO_QUESTION.match(question)
+    if m is None or _NOT_ABOUT_USER.search(m.group("rest")):
+        return None
+    yes, no = _YES.match(answer), _NO.match(answer)
+    if no is not None:
+        positive, detail = False, answer[no.end() :]
+    elif yes is not None:
+        positive, detail = True, answer[yes.end() :]
+    else:
+        return None
+    aux, who, rest = m.group("aux").lower(), m.group("who"), _swap(m.group("rest"))
+    subject = "User" if who.lower() in ("you", "u") else "User's " + who.split(None, 1)[1]
+    if aux in ("do", "does"):
+        verb, _, tail = rest.partition(" ")
+        if positive:
+            tail = re.sub(r"^any\s+", "", tail, flags=re.IGNORECASE)
+            body = f"{_third(verb)} {tail}"
+        else:
+            body = f"doesn't {rest}"
+    else:
+        pos, neg = _AUX_FORMS[aux]
+        if positive:
+            rest = re.sub(r"^(?:ever|any)\s+", "", rest, flags=re.IGNORECASE)
+            body = f"{pos} {rest}"
+        elif rest.lower().startswith("ever "):
+            body = f"{pos} never {rest[5:]}"
+        else:
+            body = f"{neg} {rest}"
+    detail = detail.strip(" ,.!;:-")
+    if detail and not _FIRST_PERSON.search(detail) and not _REACTION.match(detail):
+        return finish(f"{subject} {body}: {detail}")
+    return finish(f"{subject} {body}")
+
+
+def _open_content(question: str, answer: str) -> str | None:
+    """Question and answer together, for an answer that is a bare phrase."""
+    if not _ASKING.match(question) or _FIRST_PERSON.search(question):
+        return None
+    if _FIRST_PERSON.search(answer) or _REACTION.match(answer) or _YES.match(answer):
+        return None
+    if _NO.match(answer) or not re.search(r"[A-Za-z0-9]", answer):
+        return None
+    return f'Asked "{question}", User answered: "{answer}".'
+
+
+def _swap(text: str) -> str:
+    return re.sub(
+        r"\b(?:your|yours|yourself|you|u)\b",
+        lambda m: _SWAP[m.group(0).lower()],
+        text,
+        flags=re.IGNORECASE,
+    )
+
+
+def _third(verb: str) -> str:
+    low = verb.lower()
+    if low == "have":
+        return "has"
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
