@@ -37,6 +37,13 @@ held in a context variable for the current call -- never instructor's ``context=
 render the transcript as a Jinja template and alter any ``{{ ... }}`` in it. A per-call
 ``parse:error`` hook turns every failed attempt into an :class:`AttemptRecord` with the
 rejections and the model's raw output. Usage is summed over every answer received.
+
+What is sent
+------------
+The response model's JSON schema is the lean copy of the output contract
+(:func:`~extractor.clients.wire.lean_schema`: no titles, descriptions or defaults, definitions
+inlined), in every mode; in ``json`` and ``md_json`` modes the schema instructor writes into the
+system prompt is sent on one line (:func:`~extractor.clients.wire.compact_prompt_schema`).
 """
 
 from __future__ import annotations
@@ -76,6 +83,7 @@ from ..extraction import ExtractionOutput
 from ..prompts import Prompt
 from ..validation import Rejection, ValidationOptions, validate_extraction
 from .base import AttemptRecord, ClientResult, Usage
+from .wire import compact_prompt_schema, lean_schema
 
 MODES: dict[str, instructor.Mode] = {
     "tools": instructor.Mode.TOOLS,
@@ -155,8 +163,17 @@ class GatedExtraction(ExtractionOutput):
             )
         return data
 
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The lean schema instructor sends in every mode (see :mod:`extractor.clients.wire`).
+
+        Answers are still validated against the full model: only what is sent shrinks.
+        """
+        return lean_schema(super().model_json_schema(*args, **kwargs))
+
 
 GatedExtraction.__name__ = "ExtractionOutput"
+_SCHEMA = GatedExtraction.model_json_schema()
 
 
 class OpenAIClient:
@@ -301,6 +318,8 @@ class OpenAIClient:
         async def send(*args: Any, **kwargs: Any) -> ChatCompletion:
             call = _CALL.get()
             call.attempt += 1
+            if "messages" in kwargs:
+                kwargs["messages"] = compact_prompt_schema(kwargs["messages"], _SCHEMA)
             response = await self._send_with_retries(sdk, call, args, kwargs)
             _observe(call, response)
             return response
