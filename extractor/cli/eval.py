@@ -72,7 +72,7 @@ def eval_command(ctx: click.Context, /, **o: Any) -> None:
     Examples:
         extractor eval
         extractor eval --msc ../shared/data/msc-valid.jsonl --msc-limit 100
-        extractor eval --model gpt-4o-mini --base-url http://localhost:8000/v1 --json
+        extractor eval --model offline+verified:always --base-url http://127.0.0.1:8089/v1
     """
     try:
         cases = load_evalset(o["evalset"])
