@@ -219,6 +219,9 @@ def _yes_no_content(question: str, answer: str) -> str | None:
         else:
             body = f"{neg} {rest}"
     detail = detail.strip(" ,.!;:-")
+    said = {w.lower() for w in re.findall(r"\w+", question)}
+    if {w.lower() for w in re.findall(r"\w+", detail)} <= said:
+        detail = ""  # "No sidewalks." after "Do you perform on sidewalks?" adds nothing
     if detail and not _FIRST_PERSON.search(detail) and not _REACTION.match(detail):
         return finish(f"{subject} {body}: {detail}")
     return finish(f"{subject} {body}")

@@ -37,7 +37,7 @@ _IRREGULAR = {
 _KEEP = _words(
     "can could will would shall should may might must used had did was got can't cannot "
     "couldn't won't wouldn't shouldn't mustn't didn't hadn't wasn't cant couldnt wont wouldnt "
-    "didnt wasnt need ought"
+    "didnt wasnt ought"
 )
 _ADVERBS = _words(
     "really just also still usually always never often sometimes actually definitely totally "

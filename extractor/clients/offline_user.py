@@ -48,13 +48,13 @@ _CHATTER = re.compile(
     r"couldn'?t agree|can'?t wait|can not wait|cannot wait|look forward|am looking forward|"
     r"recommend|suggest|would recommend|would suggest|would say|think so|believe so|"
     r"don'?t think so|know right|know,? right|know what you mean|know how you feel|know that|"
-    r"know!|know\.|know$|do too|did too|too|as well|also|have to say|must say|second that|"
+    r"know!|know\.|know$|do too|did too|too|as well|also(?=\W*$)|have to say|must say|second that|"
     r"knew it|admire|envy|like that|love that|love it|like it|love this|like this|"
     r"love the idea|like the idea|love your|like your|admire your|miss you|"
     r"(?:can|could) (?:help|send|give|show|tell)|hope so|hope not)\b|"
     r"i'?m\s+(?:sure|glad|sorry|happy for|excited for|jealous|proud of you|so sorry|"
     r"(?:so\s+)?(?:glad|happy) (?:to hear|you|that)|good|fine|well|doing|great|okay|ok|"
-    r"all ears|with you|in|down|game|curious|not sure (?:what|how|if|about|why|where)|"
+    r"all ears|with you|(?:in|down|game)(?=\W*$)|curious|not sure (?:what|how|if|about|why|where)|"
     r"(?:so |very )?impressed|rooting|thinking of you)\b|"
     r"i\s+am\s+(?:sure|glad|sorry|happy for|excited for|jealous|good|fine|well|doing|great|"
     r"curious|impressed|so sorry|rooting)\b|"
@@ -76,7 +76,13 @@ _CHATTER = re.compile(
     r"i\s+(?:did\s+not|didn'?t|never)\s+(?:even\s+)?(?:know|realize|realise|think)\b|"
     r"i\s+(?:\w+\s+)?(?:think|believe|thought|knew|bet)\s+(?:that\s+)?(?:you|u)\b|"
     r"i\s+(?:was|am|'m)\s+(?:just\s+)?wondering\b|"
-    r"i'?m\s+(?:so\s+|very\s+|really\s+)?(?:amazed|intrigued|glad|happy)\s+(?:that\s+)?you\b)",
+    r"i'?m\s+(?:so\s+|very\s+|really\s+)?(?:amazed|intrigued|glad|happy)\s+(?:that\s+)?you\b|"
+    r"i\s+(?:\w+\s+)?(?:feel\s+(?:for|sorry\s+for)\s+(?:you|u)|believe\s+in\s+(?:you|u)|"
+    r"get\s+(?:you|u|that|it)|know\s+the\s+feeling|concur)\b|"
+    r"i\s+(?:must|have\s+to|gotta|got\s+to|need\s+to)\s+(?:go|run|ask|get\s+going)\b|"
+    r"i\s+(?:just\s+)?had\s+an\s+idea\b|i'?m\s+ready\s+to\s+chat\b|"
+    r"(?:i|we)(?:'ll|\s+will|\s+would|'d|\s+could|\s+can|\s+should|\s+might)?\s+(?:\w+\s+)?"
+    r"(?:have\s+to|need\s+to|gotta|got\s+to|must)\s+(?:try|check|look|see|give|think|keep)\b)",
     re.IGNORECASE,
 )
 _SUBJECT = re.compile(
@@ -105,6 +111,20 @@ _WEAK = re.compile(
     r"(?:you|u)\b|(?:so\s+|just\s+)?(?:ping|tell|send|text|email|show|give|let|remind|help|ask|"
     r"message|join)\s+me\b|(?:maybe\s+|perhaps\s+)?we\s+(?:can|could|should|'ll|will|might|may)\b|"
     r"let'?s\b)",
+    re.IGNORECASE,
+)
+_ADV = (
+    r"(?:\s+(?:absolutely|definitely|totally|completely|really|certainly|surely|probably|so|"
+    r"just|also|too|sure|for sure|still|of course|always|never|not|n't))*"
+)
+#: Elliptical replies whose content is a pro-form ("I would love that.", "I can understand
+#: that.", "I won't."): they accept, agree or refuse, but say nothing on their own.
+_ELLIPTICAL = re.compile(
+    rf"^(?:i|we)(?:'ll|'d|'m|'ve)?{_ADV}(?:\s+(?:will|would|could|can|should|might|may|must|"
+    rf"do|did|am|are|was|were|can't|won't|wouldn't|couldn't|shouldn't|didn't|don't)){_ADV}"
+    rf"(?:\s+(?:understand|forget|forgot|disagree|agree|appreciate|imagine|see|get|try|do|be)|"
+    rf"(?:(?<=would)|(?<='d))\s+(?:love|like))?(?:\s+(?:that|it|this|so|one|those|these))?"
+    rf"{_ADV}(?:\s*,?\s*(?:but|though|haha|lol))?\W*$",
     re.IGNORECASE,
 )
 _LIKES = re.compile(
@@ -201,7 +221,7 @@ def classify(text: str) -> MemoryType | None:
     chatter = _CHATTER.match(text)
     if chatter and not _SUBJECT.search(text, chatter.end()):
         return None
-    if _WEAK.match(text):
+    if _WEAK.match(text) or _ELLIPTICAL.match(text):
         return None
     if _LIKES.search(text):
         return MemoryType.PREFERENCE
