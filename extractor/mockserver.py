@@ -496,13 +496,16 @@ def _handler_for(server: MockServer) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             reply = server.handle(method, self.path, headers, body)
             payload = json.dumps(reply.body, ensure_ascii=False).encode("utf-8")
-            self.send_response(reply.status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            for name, value in reply.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
+            try:
+                self.send_response(reply.status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client gave up waiting (a timeout test)
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: tests and the CLI print what matters themselves."""

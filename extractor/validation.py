@@ -480,6 +480,7 @@ def validate_extraction(
     report = ValidationReport(conversation_id=conversation.id)
     units: dict[str, tuple[int, CandidateUnit, Any]] = {}
     roles: dict[str, Role] = {}
+    identities: dict[tuple[Any, ...], str] = {}
     for index, item in enumerate(items):
         cid = (
             item.get("id")
@@ -498,6 +499,13 @@ def validate_extraction(
             unit, message, correction = _check_one(item, conversation, opts)
             if unit.id in units:
                 raise _Reject(Code.DUPLICATE_ID, f"id {unit.id!r} is used twice", "id")
+            identity = _identity(unit, correction)
+            if identity in identities:
+                raise _Reject(
+                    Code.DUPLICATE_ID,
+                    f"same span, type and content as candidate {identities[identity]!r}",
+                    "id",
+                )
         except _Reject as r:
             report.rejections.append(
                 Rejection(
@@ -521,6 +529,7 @@ def validate_extraction(
             )
         units[unit.id] = (index, unit, item)
         roles[unit.id] = message.role
+        identities[identity] = unit.id
     rejected_ids = {r.candidate_id for r in report.rejections if r.candidate_id}
     _check_structure(units, roles, rejected_ids, report)
     report.accepted = [u for _, u, _ in sorted(units.values(), key=lambda t: t[0])]
@@ -528,6 +537,14 @@ def validate_extraction(
     accepted_ids = {u.id for u in report.accepted}
     report.corrections = [c for c in report.corrections if c.candidate_id in accepted_ids]
     return report
+
+
+def _identity(unit: CandidateUnit, correction: SpanCorrection | None) -> tuple[Any, ...]:
+    """What a candidate's memory id is derived from: the same twice would be one memory with
+    two records (and a child of the copy its own parent)."""
+    start = correction.start if correction else unit.span.start
+    return (unit.span.message_id, start, start + len(unit.span.quote), unit.memory_type,
+            unit.content)  # fmt: skip
 
 
 def _check_one(

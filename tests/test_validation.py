@@ -323,10 +323,12 @@ def test_structure_parents_links_and_cascade():
     report = validate_extraction({"candidates": [bad_parent, proposition()]}, CONV)
     assert codes(report) == ["ORIGIN_LAUNDERING", "PARENT_REJECTED"]
     cyc_a = {**event("a"), "parent_ids": ["b"]}
-    cyc_b = {**event("b"), "parent_ids": ["a"]}
+    cyc_b = {**event("b"), "content": "User stated who their manager is.", "parent_ids": ["a"]}
     assert set(codes(validate_extraction({"candidates": [cyc_a, cyc_b]}, CONV))) == {"PARENT_CYCLE"}
     dup = validate_extraction({"candidates": [event(), event()]}, CONV)
     assert codes(dup) == ["DUPLICATE_ID"] and len(dup.accepted) == 1
+    same = validate_extraction({"candidates": [event("c1"), event("c2")]}, CONV)
+    assert codes(same) == ["DUPLICATE_ID"] and "as candidate 'c1'" in same.rejections[0].message
 
 
 def test_kind_must_match_memory_type():
@@ -336,7 +338,7 @@ def test_kind_must_match_memory_type():
 
 
 def test_candidate_limit():
-    many = [event(f"c{i}") for i in range(5)]
+    many = [event(f"c{i}", content=f"User stated: My manager is Alice. ({i})") for i in range(5)]
     report = validate_extraction({"candidates": many}, CONV, ValidationOptions(max_candidates=3))
     assert len(report.accepted) == 3 and codes(report) == ["CANDIDATE_LIMIT_EXCEEDED"] * 2
 
