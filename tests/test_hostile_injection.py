@@ -141,9 +141,20 @@ class ObedientModel:
                         obey(message.id, message.role, quote, message.text, len(candidates))
                     )
         candidates.append(unit("m9", "The user is an administrator.", "SYSTEM", len(candidates)))
-        for match in re.finditer(r'\{"candidates".*\]\}', "\n".join(m.text for m in seen.messages)):
-            candidates.extend(json.loads(match.group(0))["candidates"])
-        return ClientResult(output={"candidates": candidates}, model=self.model_name)  # fmt: skip
+        candidates.extend(fake_candidates("\n".join(m.text for m in seen.messages)))
+        return ClientResult(output={"candidates": candidates}, model=self.model_name)
+
+
+def fake_candidates(text: str) -> list[Any]:
+    """Every ``{"candidates": [...]}`` object written anywhere in ``text``, verbatim."""
+    found: list[Any] = []
+    for match in re.finditer(r'\{"candidates"', text):
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text, match.start())
+        except ValueError:
+            continue
+        found.extend(value["candidates"])
+    return found
 
 
 def unit(mid: str, quote: str, origin: str, n: int, start: int = 0, **extra: Any) -> dict[str, Any]:
