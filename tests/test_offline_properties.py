@@ -32,6 +32,10 @@ FRAGMENTS = [
     "I'm 30ish", "~5", "or so", "according to Bob", "我住在北京。", "🎉", "e.g.", "Dr. Who",
     "I love tea. I love tea.", "?", "!", ".", "\n", "\n\n", " ", "  ", "\t", ",", "[image]",
     "I", "i", "my", "me", "we", "our", "you", "So your manager is Alice.", "The sky is blue.",
+    "Do you have kids?", "I do.", "Yes, two of them.", "No.", "What do you drive?", "A red Mustang.",
+    "According to Reuters, the merger was approved on Monday.", "Source: Handbook — It is 25 days.",
+    "This is verified.", "Your flight departs at 9:40 AM.", "I think I might move.",
+    "Tom from HR says the office moves in May.", "Love hiking.", "Not a fan of cilantro.",
 ]  # fmt: skip
 
 _text = st.one_of(
@@ -97,12 +101,21 @@ def test_every_span_is_the_transcript_text_and_never_a_placeholder(conv: Convers
 @settings(max_examples=200, deadline=None)
 @given(conv=_conversation)
 def test_never_claims_verification(conv: Conversation) -> None:
+    """A certification word is only ever the user's own word about their world ("My account is
+    verified."), quoted; the model never adds one, and never repeats one from other speakers or
+    from a sentence that certifies itself ("store this as VERIFIED")."""
     for c in offline_extract(conv, allow_system_sources=True)["candidates"]:
         quote = c["span"]["quote"]
         rest = json.dumps({k: v for k, v in c.items() if k != "span"})
         assert "verif" not in " ".join(c.keys()).lower()
-        assert not _CERTIFY.search(re.sub(r"[_\-]+", " ", rest)), rest
-        assert not _CERTIFY.search(quote)  # certification words are never repeated at all
+        quoted = {m.lower() for m in _CERTIFY.findall(quote)}
+        added = {m.lower() for m in _CERTIFY.findall(re.sub(r"[_\-]+", " ", rest))} - quoted
+        assert not added, rest
+        if quoted:
+            message = conv.message(c["span"]["message_id"])
+            assert message is not None and message.role.value == "user", c
+            assert "VERIFIED" not in quote, c
+            assert not re.search(r"\b(?:as|this is) verified", quote, re.IGNORECASE), c
 
 
 @settings(max_examples=100, deadline=None)

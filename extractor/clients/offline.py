@@ -103,7 +103,10 @@ def offline_extract(
 
 def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Group]:
     groups: list[Group] = []
+    said_before: list[str] = []  # user and tool text so far: what an echo repeats
     for index, message in enumerate(conversation.messages):
+        if message.role in (Role.USER, Role.TOOL):
+            said_before.append(message.text)
         if message.role is Role.USER:
             found = user_groups(message)
             previous = conversation.messages[index - 1] if index else None
@@ -112,7 +115,7 @@ def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Grou
         elif message.role is Role.TOOL:
             found = tool_groups(message, conversation)
         elif message.role is Role.ASSISTANT:
-            found = assistant_groups(message)
+            found = assistant_groups(message, "\n".join(said_before))
         elif allow_system_sources:
             found = user_groups(message, origin=Origin.SYSTEM)
         else:

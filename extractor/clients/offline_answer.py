@@ -60,7 +60,7 @@ _NO = re.compile(
     re.IGNORECASE,
 )
 _YES_NO_QUESTION = re.compile(
-    r"^(?P<aux>do|did|are|were|have|is|was|has|does)\s+(?P<who>you|u|your\s+[\w'-]+(?:\s+[\w'-]+)?)"
+    r"^(?P<aux>do|did|are|were|have|is|was|has|does)\s+(?P<who>you|u|your\s+[\w'-]+(?:\s+[\w'-]+)??)"
     r"\s+(?P<rest>[^?]+?)\s*\?+\W*$",
     re.IGNORECASE,
 )

@@ -1,10 +1,13 @@
 """What the offline model takes from an assistant message: its claims, as MODEL_INFERENCE.
 
-Only declarative claims about the world are kept, verbatim (hedges included). The model does not
-turn the assistant's text into facts about the user: a sentence addressed to or about the user
-("So your manager is Alice.") is an echo of what the user said -- the user's own statement is
-the source -- and yields nothing. Pleasantries, offers, questions and the assistant talking
-about itself ("I can help with that") yield nothing either.
+Only declarative claims are kept, verbatim (hedges included). The model does not turn the
+assistant's text into facts about the user: a sentence about the user whose content words are
+mostly the user's own ("So your manager is Alice.") is an echo of what the user said -- the
+user's own statement is the source -- and yields nothing. A claim about the user that the user
+never made ("Your flight UA 915 departs at 9:40 AM.") is the model's own inference, and is kept
+as MODEL_INFERENCE: that is exactly what must not pass for a user fact. Pleasantries, remarks on
+what was just said, offers, advice, questions and the assistant talking about itself ("I can
+help with that") yield nothing.
 """
 
 from __future__ import annotations
@@ -20,18 +23,47 @@ from .offline_text import is_certification, is_injection, non_fact, sentences, s
 
 MIN_WORDS = 4
 
-_ADDRESSED = re.compile(
-    r"\b(?:you|your|yours|yourself|you're|you've|you'd|you'll|u|ur|i|me|my|mine|myself|i'm|"
-    r"i've|i'd|i'll|we|us|our|let's)\b",
+_SELF = re.compile(
+    r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|i'll|we|us|our|let's)\b|\b[Ii]['’](?:m|ve|d|ll)\b",
     re.IGNORECASE,
 )
+_ADDRESSED = re.compile(
+    r"\b(?:you|your|yours|yourself|you're|you've|you'd|you'll|u|ur)\b", re.IGNORECASE
+)
+#: Advice, offers and wishes addressed to the user ("you should", "you can", "you might").
+_ADVICE = re.compile(
+    r"\b(?:you|u)(?:'ll|'d|\s+(?:should|could|can|might|may|will|would|need|must|want|"
+    r"might\s+want|ought|could\s+try))\b|\b(?:if|when|unless)\s+you\b|\bfor\s+you\b|"
+    r"\bon\s+your\s+(?:move|new|promotion|wedding|birthday|success)|\byour\s+(?:call|choice)\b",
+    re.IGNORECASE,
+)
+_CONTENT_WORD = re.compile(r"[A-Za-z0-9][\w'’.-]*")
+_FUNCTION_WORDS = frozenset(
+    re.findall(
+        r"\S+",
+        """a an the and or but so of to in on at for with from by as is are was were be been has
+        have had do does did you your yours you're you've u ur it its it's that this these those
+        there here very just also still really so too not no""",
+    )
+)
+#: Common English words: a sentence with none of them is not English, and the rules are English.
+_ENGLISH = re.compile(
+    r"\b(?:the|a|an|is|are|was|were|of|to|in|on|and|for|with|at|has|have|it|that|this|can|will|"
+    r"be|by|from|your|you)\b",
+    re.IGNORECASE,
+)
+ECHO_SHARE = 0.6
 _PLEASANTRY = re.compile(
     r"^(?:(?:that|this|it|what|how)(?:'s|\s+is|\s+was|\s+sounds|\s+seems|\s+looks)?\s+(?:\w+\s+)?"
     r"(?:great|good|nice|cool|awesome|wonderful|amazing|fun|interesting|lovely|fantastic|"
     r"exciting|terrible|awful|sad|tough|hard|rough|funny|sweet|neat|impressive|crazy|true|"
     r"fair|right|perfect|understandable|a good idea|a great idea)|"
     r"(?:thanks|thank|sure|certainly|of course|absolutely|glad|sorry|welcome|good luck|"
-    r"congrat|happy to|no problem|no worries|here is|here's|here are|hope)\b)",
+    r"congrat\w*|happy to|no problem|no worries|here is|here's|here are|hope|understood|noted|"
+    r"got it|will do|okay|ok|great|nice|wonderful|awesome)\b|"
+    # a remark on what was just said ("That would be a big change.", "Those are solid choices.")
+    r"(?:that|this|those|these)(?:'s|\s+(?:is|are|was|were|would\s+be|will\s+be|sounds?|"
+    r"seems?|looks?))\b)",
     re.IGNORECASE,
 )
 _PREDICATE = re.compile(
@@ -46,13 +78,17 @@ _IMPERATIVE = re.compile(
 )
 
 
-def assistant_groups(message: Message) -> list[Group]:
+def assistant_groups(message: Message, said_before: str = "") -> list[Group]:
+    """The assistant's claims; ``said_before`` is the user's and the tools' earlier text, to
+    tell an echo ("So your manager is Alice.") from a claim about the user that nobody made
+    ("Your flight departs at 9:40 AM.")."""
     if is_injection(message.text):
         return []
+    user_words = _words(said_before)
     groups: list[Group] = []
     for raw in sentences(message):
         piece = strip_opener(raw)
-        if piece is None or not is_claim(piece.text):
+        if piece is None or not is_claim(piece.text, user_words):
             continue
         content = keep_uncertainty(piece.text, finish(piece.text))
         draft = Draft(
@@ -71,10 +107,41 @@ def assistant_groups(message: Message) -> list[Group]:
     return groups
 
 
-def is_claim(text: str) -> bool:
-    """A declarative statement about the world (not about or to the user, not chit-chat)."""
+def is_claim(text: str, user_words: frozenset[str] = frozenset()) -> bool:
+    """A declarative statement about the world, or about the user that the user never made.
+
+    Not chit-chat, not the assistant talking about itself, not advice or offers, not an echo
+    of what the user said, not an evaluative remark on it ("The mountains are great.").
+    """
     if len(text.split()) < MIN_WORDS or non_fact(text) or is_certification(text):
         return False
-    if _ADDRESSED.search(text) or _PLEASANTRY.match(text) or _IMPERATIVE.match(text):
+    if _SELF.search(text) or _PLEASANTRY.match(text) or _IMPERATIVE.match(text):
+        return False
+    if not _ENGLISH.search(text) or _EVALUATIVE.match(text):
+        return False
+    if _ADDRESSED.search(text) and (_ADVICE.search(text) or _is_echo(text, user_words)):
         return False
     return bool(_PREDICATE.search(text)) and not text.rstrip().endswith("!")
+
+
+#: A short remark that only rates something ("The mountains are great.").
+_EVALUATIVE = re.compile(
+    r"^(?:the\s+|your\s+)?(?:\w+\s+){0,2}(?:is|are|was|were|looks?|seems?|sounds?)\s+"
+    r"(?:so\s+|really\s+|very\s+)?"
+    r"(?:great|nice|lovely|beautiful|amazing|awesome|wonderful|fun|cool|fantastic|gorgeous|"
+    r"stunning|the best|healthy|good|fine|delicious|tasty|cute|perfect|impressive)\W*$",
+    re.IGNORECASE,
+)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.lower().strip(".'’") for w in _CONTENT_WORD.findall(text))
+
+
+def _is_echo(text: str, user_words: frozenset[str]) -> bool:
+    """Most of the sentence's content words were said before (by the user or a tool): an echo
+    or a relay, not a new claim."""
+    words = [w for w in _words(text) if w not in _FUNCTION_WORDS]
+    if not words:
+        return True
+    return sum(w in user_words for w in words) >= ECHO_SHARE * len(words)

@@ -59,7 +59,7 @@ class Group:
 
 _REPORTER = re.compile(
     r"(?P<who>\b(?i:my|our|his|her|their|the|a|an)\s+(?:[\w'-]+\s+){0,2}?[\w'-]+|"
-    r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:\w+\s+)?"
+    r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?(?:\s+(?:from|at|in)\s+[A-Z][\w&]*)?)\s+(?:\w+\s+)?"
     r"(?:told|tells|said|says|claims?|claimed|mentioned|reported|heard)\b"
 )
 _ACCORDING = re.compile(r"\baccording to\s+(?P<who>[^,.;:!?]+)", re.IGNORECASE)

@@ -29,6 +29,13 @@ _SUBJECT_FORMS = {
     "myself": ("themselves", None),
     "mine": ("User's", None),
 }
+#: Forms for the user after the first mention: "they", which takes a plural verb.
+_LATER_FORMS = {
+    "i": "they", "i'm": "they are", "im": "they are", "i've": "they have", "ive": "they have",
+    "i'd": "they would", "i'll": "they will", "me": "them", "myself": "themselves",
+    "mine": "theirs",
+}  # fmt: skip
+_PLURAL_VERB = {"am": "are", "was": "were", "wasn't": "weren't", "'m": "are"}
 _IRREGULAR = {
     "am": "is", "have": "has", "do": "does", "go": "goes", "don't": "doesn't",
     "dont": "doesn't", "haven't": "hasn't", "havent": "hasn't", "ain't": "isn't",
@@ -67,28 +74,35 @@ _PAST_MARKER = re.compile(
 
 def third_person(text: str) -> str:
     """Rewrite ``text`` about "User"; the result starts with a capital and ends with a stop."""
-    text = _pair_subject(text)
+    paired = _pair_subject(text)
+    mentioned = paired != text  # "User and their wife ..." already names the user
+    text = paired
     out: list[str] = []
     cursor = 0
     conjugate_next = False
-    mentioned = False
+    plural_next = False
     past = bool(_PAST_MARKER.search(text))
     for m in _WORD.finditer(text):
         word = m.group(0)
         low = word.lower().replace("’", "'")
         replacement = word
-        if conjugate_next:
+        if conjugate_next or plural_next:
             if low in _ADVERBS or low in ("longer", "no") or _is_adverb(low):
                 pass
-            else:
+            elif conjugate_next:
                 replacement = _conjugate(word, low, past)
                 conjugate_next = False
+            else:
+                replacement = _PLURAL_VERB.get(low, word)
+                plural_next = False
         if low in ("my",):
             replacement = "their" if mentioned else "User's"
             mentioned = True
         elif low in _SUBJECT_FORMS and (low != "i" or word in ("I", "i")):
-            replacement, _ = _SUBJECT_FORMS[low]
-            conjugate_next = low == "i"
+            # the user is named once; after that they are "they" ("User thinks they might...")
+            replacement = _LATER_FORMS[low] if mentioned else _SUBJECT_FORMS[low][0]
+            conjugate_next = low == "i" and not mentioned
+            plural_next = low == "i" and mentioned
             mentioned = True
         elif low in ("we", "we're", "we've", "we'd", "we'll", "our", "us", "ours"):
             replacement = _plural(low, mentioned)
@@ -108,10 +122,18 @@ def _is_adverb(low: str) -> bool:
 _LY_VERBS = _words("apply reply supply rely multiply comply imply ally bully rally tally")
 
 
+#: A word of a noun phrase ("my husband Marco"), not a verb ("my job is great and I ...").
+_NOUNISH = (
+    r"(?!(?:is|are|was|were|has|have|had|does|did|do|will|would|can|could|got|gets|loves|likes|"
+    r"went|goes|works|lives|said|says|thinks|and|but)\b)"
+)
+
+
 def _pair_subject(text: str) -> str:
     """``my wife and I`` → ``User and their wife`` (before the word-by-word rewrite)."""
     return re.sub(
-        r"\b[Mm]y ((?:\w+ ){0,2}?\w+) and (?:I|i|me)\b(?: (am|have|was|do|go))?",
+        rf"\b[Mm]y ((?:{_NOUNISH}\w+ ){{0,2}}?{_NOUNISH}\w+) and (?:I|i|me)\b"
+        r"(?: (am|have|was|do|go))?",
         lambda m: (
             f"User and their {m.group(1)}" + (f" {_plural_verb(m.group(2))}" if m.group(2) else "")
         ),

@@ -130,17 +130,27 @@ _RUN_ON_QUESTION = re.compile(
 )
 
 
+_PAIRED_SUBJECT = re.compile(
+    r"(?:my|our)\s+(?:(?!(?:is|are|was|were|has|have|had)\b)[\w'-]+\s+){0,2}"
+    r"(?!(?:is|are|was|were|has|have|had)\b)[\w'-]+\s+and\s+i\b",
+    re.IGNORECASE,
+)
+
+
 def clauses(piece: Piece) -> list[Piece]:
     """Split a sentence where a new first-person clause or a question to the other speaker
     begins ("I read a book a week, you?" → "I read a book a week" | "you?")."""
     out: list[Piece] = []
     start = 0
-    breaks = list(_CLAUSE_BREAK.finditer(piece.text))
+    breaks = [(m, 3) for m in _CLAUSE_BREAK.finditer(piece.text)]
     if piece.text.rstrip().endswith("?") and _STATEMENT_START.match(piece.text):
-        breaks += _RUN_ON_QUESTION.finditer(piece.text)
-    for m in sorted(breaks, key=lambda b: b.start()):
-        if m.start() <= start or len(piece.text[start : m.start()].split()) < 3:
+        breaks += [(m, 2) for m in _RUN_ON_QUESTION.finditer(piece.text)]
+    for m, least in sorted(breaks, key=lambda b: b[0].start()):
+        if m.start() <= start or len(piece.text[start : m.start()].split()) < least:
             continue  # "My wife and I ..." is one subject, not two clauses
+        paired = _PAIRED_SUBJECT.match(piece.text, start)
+        if paired and m.end() <= paired.end():
+            continue  # nor is "My husband Marco and I ..."
         part = sub_piece(piece, start, m.start())
         if part is not None:
             out.append(part)
@@ -204,7 +214,7 @@ _SARCASM = re.compile(
     r"\bjust\s+(?:great|perfect|wonderful|what\s+i\s+needed)\b|\bas\s+if\b|/s\b|"
     r"\bsure,?\s+because\b|\bthanks\s+a\s+lot\b|\bwhat\s+a\s+(?:joy|treat)\b|"
     r"\*[a-z]+\*|\bnot!|\bsaid\s+no\s+one\b|\bbecause\s+that\s+always\s+works\b|"
-    r"\bbig\s+surprise\b|\bwho\s+knew\b)",
+    r"\bbig\s+surprise\b|\bwho\s+knew\b|🙄|😒|🙃)",
     re.IGNORECASE,
 )
 _JOKE = re.compile(
@@ -235,8 +245,28 @@ _CERTIFICATION = re.compile(
 
 
 def is_certification(text: str) -> bool:
-    """Words of certification ("verified", "fact-checked") are never repeated by the model."""
+    """Words of certification ("verified", "fact-checked") anywhere in ``text``."""
     return bool(_CERTIFICATION.search(text))
+
+
+_SELF_CERTIFYING = re.compile(
+    r"(?:\b(?:this|that|it|the above|the following|these|those|all of (?:this|it)|everything|"
+    r"(?:this|that|the|my)\s+(?:fact|claim|statement|information|info|data|memory|message)s?)"
+    r"\s+(?:is|are|was|were|has been|have been|'s)\s+(?:\w+\s+)?"
+    r"(?:verif\w*|certif\w*|fact[\s_-]*check\w*|proven|confirmed|true|accurate|correct)\b|"
+    r"\b(?:verif\w*|certif\w*|fact[\s_-]*check\w*|proven|confirmed|trusted)\s+"
+    r"(?:fact|information|info|data|memory|source|true|claim)s?\b|"
+    r"\bas\s+(?:a\s+)?(?:verif\w*|certif\w*|proven|fact|true|trusted)\b|"
+    r"(?-i:\b(?:VERIFIED|CERTIFIED|PROVEN|CONFIRMED|FACT[\s_-]*CHECKED)\b)|"
+    r"\b(?:ground[\s_-]*truth|confirmed[\s_-]+true)\b)",
+    re.IGNORECASE,
+)
+
+
+def is_self_certifying(text: str) -> bool:
+    """A sentence that certifies itself ("This is verified.", "store as VERIFIED fact") speaks
+    to the memory system, not about the speaker's world; "My account is verified." does not."""
+    return bool(_CERTIFICATION.search(text) and _SELF_CERTIFYING.search(text))
 
 
 def is_question(text: str) -> bool:

@@ -11,11 +11,21 @@ from __future__ import annotations
 import re
 
 from ..conversation import Conversation, Message
+from ..extraction import Uncertainty
 from ..vocab import CandidateKind, Capability, MemoryType, Origin, Role
-from .offline_draft import Draft, Group, keep_uncertainty, point_in_time, uncertainty_for
+from .offline_draft import (
+    Draft,
+    Group,
+    hedges_in,
+    keep_uncertainty,
+    point_in_time,
+    reporter_in,
+    temporal_for,
+    uncertainty_for,
+)
 from .offline_english import finish
 from .offline_entities import entities_in
-from .offline_text import Piece, is_certification, is_injection, lines
+from .offline_text import Piece, is_certification, is_injection, lines, non_fact, sub_piece
 
 MAX_QUOTE_CHARS = 400
 MAX_CONTENT_QUOTE_CHARS = 240
@@ -26,6 +36,26 @@ _ERROR = re.compile(
     r"non-zero exit|returned non-zero|(?<!\b0 )\bfailed\b|\bfailure\b|command not found|"
     r"No such file or directory|Permission denied|timed out|Segmentation fault|"
     r"\bunreachable\b|\brefused\b|\bstatus(?:\s+code)?[:\s]+[45]\d\d\b|\bHTTP\s+[45]\d\d\b",
+    re.IGNORECASE,
+)
+MAX_SOURCE_CLAIMS = 5
+_RETRIEVAL_TOOL = re.compile(
+    r"search|retriev|browse|brows|web|news|wiki|lookup|look_up|fetch|read_url|docs?\b|"
+    r"knowledge|rag\b|kb\b|handbook|document",
+    re.IGNORECASE,
+)
+_SOURCE_PREFIX = re.compile(
+    r"^(?:source|from|via|citation|cited from|document|doc)\s*:\s*(?P<source>[^—–\n]+?)"
+    r"\s*(?:—|–|\s-\s|:|\|)\s*",
+    re.IGNORECASE,
+)
+_ACCORDING = re.compile(
+    r"\baccording\s+to\b|\b[A-Z][\w&.]*(?:\s+[A-Z][\w&.]*)*\s+(?:reports?|reported|said|says|"
+    r"announced|states|stated)\b",
+)
+_PREDICATE = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|will|would|can|could|may|might|must|should|does|did|"
+    r"\w+s|\w+ed)\b",
     re.IGNORECASE,
 )
 _EXCEPTION_LINE = re.compile(r"^[\w.]*(?:Error|Exception|Exit|Interrupt)\b.*")
@@ -52,6 +82,8 @@ def tool_groups(message: Message, conversation: Conversation) -> list[Group]:
         uncertainty=uncertainty_for(piece.text, default_reporter=tool),
     )
     drafts = [observation]
+    if error is None:
+        drafts += _source_claims(message, usable, tool)
     if error is not None and action is not None:
         drafts.append(
             Draft(
@@ -71,6 +103,67 @@ def tool_groups(message: Message, conversation: Conversation) -> list[Group]:
             )
         )
     return [Group(drafts, priority=1)]
+
+
+def _source_claims(message: Message, usable: list[Piece], tool: str) -> list[Draft]:
+    """What a retrieved document or search result claims, as EXTERNAL_SOURCE_CLAIMs.
+
+    Only for output that presents itself as someone else's text: a retrieval tool ("search",
+    "browse", "retrieve"...), a ``Source:`` line, or an attribution ("According to Reuters,
+    ..."). Each claim is one sentence of a line that is neither an injection nor a
+    certification, linked to the observation of the tool's output; who said it goes to
+    ``uncertainty.reported_by``.
+    """
+    retrieved = bool(_RETRIEVAL_TOOL.search(tool))
+    out: list[Draft] = []
+    for line in usable:
+        source_line = _SOURCE_PREFIX.match(line.text)
+        for piece in _sentences_of(line):
+            source = source_line.group("source").strip() if source_line else None
+            if source_line and piece.start < line.start + source_line.end():
+                rest = sub_piece(piece, line.start + source_line.end() - piece.start)
+                if rest is None:
+                    continue
+                piece = rest
+            attributed = bool(_ACCORDING.search(piece.text))
+            if not (retrieved or source or attributed) or not _is_source_claim(piece.text):
+                continue
+            by = source or reporter_in(piece.text, tool) or tool
+            body = finish(piece.text)
+            content = body if attributed or source is None else f"According to {source}: {body}"
+            out.append(
+                Draft(
+                    message_id=str(message.id),
+                    piece=piece,
+                    kind=CandidateKind.PROPOSITION,
+                    memory_type=MemoryType.EXTERNAL_SOURCE_CLAIM,
+                    content=keep_uncertainty(piece.text, content),
+                    origin=Origin.EXTERNAL_SOURCE,
+                    temporal=temporal_for(piece.text, message.timestamp),
+                    entities=entities_in(piece.text),
+                    requested_uses=[Capability.CONVERSATIONAL_CONTEXT, Capability.FACTUAL_EVIDENCE],
+                    uncertainty=Uncertainty(hedges=hedges_in(piece.text), reported_by=by),
+                    parent=0,
+                )
+            )
+            if len(out) >= MAX_SOURCE_CLAIMS:
+                return out
+    return out
+
+
+def _sentences_of(line: Piece) -> list[Piece]:
+    found = []
+    for m in re.finditer(r"[^.!?]+(?:[.!?]+(?=\s|$)|$)", line.text):
+        piece = sub_piece(line, m.start(), m.end())
+        if piece is not None:
+            found.append(piece)
+    return found
+
+
+def _is_source_claim(text: str) -> bool:
+    if is_injection(text) or is_certification(text) or non_fact(text):
+        return False
+    return len(text.split()) >= 3 and bool(_PREDICATE.search(text))
 
 
 def _attempted_action(message: Message, conversation: Conversation) -> tuple[str, str | None]:

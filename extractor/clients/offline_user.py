@@ -31,6 +31,7 @@ from .offline_text import (
     is_hypothetical,
     is_injection,
     is_sarcastic_or_joke,
+    is_self_certifying,
     non_fact,
     sentences,
     strip_opener,
@@ -70,6 +71,8 @@ _CHATTER = re.compile(
     r"i\s+have\s+(?:no idea|to agree|to say|to admit|heard)\b|"
     r"i'?ve\s+(?:heard|always wanted to (?:try|see|visit|go)|never heard)\b|"
     r"(?:that|this|it)\s+(?:sounds|seems|looks)|thank|good for you|my goodness|"
+    r"(?:attached|enclosed|below|above)\s+(?:is|are)|here(?:'s|\s+is|\s+are)|see\s+attached|"
+    r"(?:quick|some|a\s+bit\s+of|for)\s+context|before\s+(?:we|i)\s+(?:start|begin|go)|"
     r"(?:definitely\s+|please\s+|just\s+)?(?:let|wish|tell|remind)\s+me\b|"
     r"i(?:\s+have|'ve|\s+had)?(?:\s+never|\s+not|n't)?(?:\s+even|\s+really)?\s+(?:thought|heard|"
     r"considered|realized|realised)\s+(?:of\s+|about\s+)?(?:that|this|it)\b|"
@@ -95,9 +98,19 @@ _SUBJECTLESS = re.compile(
     r"(?:(?P<like>love|adore|hate)\s+(?!(?:it|that|this|you|your|them|him|her|the idea|to hear)\b)|"
     r"(?P<ing>getting|working|heading|watching|studying|planning|cooking|playing|reading|"
     r"training|saving|learning|moving|packing|relaxing)\s+|"
-    r"(?P<been>been)\s+|"
+    r"(?P<been>been)\s+|(?P<fan>not\s+(?:a\s+|much\s+of\s+a\s+)?(?:big\s+|huge\s+)?fan\s+of)\s+|"
     r"(?P<past>got back|finished|worked|spent|went|bought|started|moved|graduated|adopted)\s+)"
     r"(?=\w)",
+    re.IGNORECASE,
+)
+#: Reported speech with no first person ("Reportedly the office moves in May", "The office
+#: moves in May, according to Tom from HR"): the user relays someone else's claim.
+_RELAYED = re.compile(
+    r"\b(?:according\s+to|reportedly|apparently|supposedly|allegedly|rumou?r\s+(?:has\s+it|is)|"
+    r"word\s+is|(?:they|people|experts|scientists|studies)\s+say)\b(?!\W*$)|"
+    r"(?-i:\b(?!(?:He|She|It|They|We|You|This|That|There|Everyone|Somebody|Someone)\b)"
+    r"(?<!what )[A-Z][a-z]+(?:\s+(?:from|at|in)\s+[A-Z][\w&]*)?\s+(?:says|said|told\s+us|claims|"
+    r"reported|announced)\b)",
     re.IGNORECASE,
 )
 _COPULA = re.compile(r"\b(?:is|are|was|were|isn'?t|aren'?t|wasn'?t|weren'?t)\b", re.IGNORECASE)
@@ -108,8 +121,8 @@ _WEAK = re.compile(
     r"hear you|mean|'ll try|will try|can try|'d love to|would love to)"
     r"(?:\s+not|n't)?(?:\s+(?:too|as well|either|so|not|right|that|it))?[\s.!?]*$|"
     r"\w+[\s.!?]*$|me\b[\s\w]{0,12}$|mine\s+(?:too|as well)[\s.!?]*$|"
-    r"(?:you|u)\b|(?:so\s+|just\s+)?(?:ping|tell|send|text|email|show|give|let|remind|help|ask|"
-    r"message|join)\s+me\b|(?:maybe\s+|perhaps\s+)?we\s+(?:can|could|should|'ll|will|might|may)\b|"
+    r"(?:you|u)\b|(?:so\s+|just\s+|please\s+)?(?:ping|tell|send|text|email|show|give|let|remind|"
+    r"help|ask|message|join|find|book|get|buy|make|order|fetch|pick)\s+me\b|(?:maybe\s+|perhaps\s+)?we\s+(?:can|could|should|'ll|will|might|may)\b|"
     r"let'?s\b)",
     re.IGNORECASE,
 )
@@ -133,7 +146,8 @@ _LIKES = re.compile(
     r"dislike|prefer|adore|detest|can'?t stand|cannot stand|am (?:a )?(?:big )?fan of|"
     r"am into|'m into|'m (?:a )?(?:big |huge )?fan of)\b|"
     r"\bmy\s+(?:favou?rite|fave|least favou?rite)\b|\bfavou?rite\b|"
-    r"\bmore my (?:thing|style|speed)\b|\bmy (?:jam|cup of tea)\b",
+    r"\bmore my (?:thing|style|speed)\b|\bmy (?:jam|cup of tea)\b|"
+    r"\b(?:i|we)(?:'d|\s+would)\s+(?:much\s+)?rather\b",
     re.IGNORECASE,
 )
 _INSTRUCTION = re.compile(
@@ -146,8 +160,28 @@ _INSTRUCTION = re.compile(
     r"give up|worry|to keep)\b)(?![^.!?]*\b(?:you|your|u|ur)\b)",
     re.IGNORECASE,
 )
+#: A one-off task ("Summarise my latest email.") is a request, not a standing preference,
+#: unless it says it stands ("Always summarise in three bullets.").
+_TASK = re.compile(
+    r"^(?:please\s+)?(?:summari[sz]e|translate|list|show|add|give|explain|write|include|find|"
+    r"book|check|run|fix|draft|send|get)\b",
+    re.IGNORECASE,
+)
+_STANDING = re.compile(
+    r"\b(?:always|never|from now on|going forward|in (?:the )?future|every time|each time|"
+    r"whenever|by default|only|don'?t|do not|stop)\b",
+    re.IGNORECASE,
+)
+#: Asides that introduce something rather than state it ("Attached is my CV.", "Quick context
+#: before my question").
+_ASIDE = re.compile(
+    r"^(?:(?:attached|enclosed|below|above)\s+(?:is|are)|see\s+attached|"
+    r"(?:quick|some|a\s+bit\s+of|for)\s+context\b|before\s+(?:we|i)\s+(?:start|begin|go)\b)",
+    re.IGNORECASE,
+)
 _PROCEDURE = re.compile(
-    r"^(?:to\s+\w+(?:\s+\w+){0,5},\s*(?:you\s+)?(?:just\s+|first\s+)?(?:run|use|type|execute|"
+    r"^(?:to\s+\w+(?:\s+\w+){0,5},\s*(?:(?:you|i|we)\s+)?(?:always\s+|usually\s+)?"
+    r"(?:just\s+|first\s+)?(?:run|use|type|execute|"
     r"click|go|open|call|install|do|set|press|start|restart|enter|add|edit|make|push|pull|"
     r"build|deploy|log|ssh|copy|select|turn)\b|(?:first|step\s*1)\b[^.]*\bthen\b)",
     re.IGNORECASE,
@@ -176,11 +210,11 @@ def user_groups(message: Message, origin: Origin = Origin.USER) -> list[Group]:
     """Assertion events and the claims they carry, clause by clause."""
     if is_injection(message.text):
         return []
-    raw = [
-        p
-        for p in sentences(message)
-        if not (is_sarcastic_or_joke(p.text) or is_certification(p.text))
-    ]
+    # A certification word is kept only where it is the speaker's own word about their world
+    # ("My account is verified."): the gate allows it in the content because it is in the quote.
+    # A sentence that certifies itself, or any such word in system text, is skipped.
+    skip = is_certification if origin is not Origin.USER else is_self_certifying
+    raw = [p for p in sentences(message) if not (is_sarcastic_or_joke(p.text) or skip(p.text))]
     pieces = [p for p in (strip_opener(p) for p in raw) if p is not None]
     groups: list[Group] = []
     i = 0
@@ -197,7 +231,7 @@ def user_groups(message: Message, origin: Origin = Origin.USER) -> list[Group]:
         else:
             parts = [c for c in (strip_opener(c) for c in clauses(piece)) if c is not None]
         for part in parts:
-            if is_certification(part.text) or non_fact(part.text):
+            if skip(part.text) or non_fact(part.text):
                 continue
             claim = claim_for(part, message, origin)
             if claim is not None:
@@ -209,13 +243,18 @@ def classify(text: str) -> MemoryType | None:
     """The kind of claim a user sentence makes, or ``None`` when it is not worth a memory."""
     if _PROCEDURE.match(text):
         return MemoryType.PROCEDURE
+    if (_TASK.match(text) and not _STANDING.search(text)) or _ASIDE.match(text):
+        return None
     if _INSTRUCTION.match(text) and not _FIRST_PERSON.match(text):
         return MemoryType.PREFERENCE
     if not _FIRST_PERSON.search(text):
+        if _RELAYED.search(text):
+            return MemoryType.WORLD_PROPOSITION
         subjectless = _subjectless(text)
         if subjectless is None:
             return None
-        return MemoryType.PREFERENCE if subjectless.group("like") else MemoryType.WORLD_PROPOSITION
+        liking = subjectless.group("like") or subjectless.group("fan")
+        return MemoryType.PREFERENCE if liking else MemoryType.WORLD_PROPOSITION
     if _FAILURE.search(text):
         return MemoryType.FAILURE_EXPERIENCE
     chatter = _CHATTER.match(text)
@@ -253,6 +292,8 @@ def claim_for(piece: Piece, message: Message, origin: Origin) -> Draft | None:
         content = _instruction_content(piece.text, origin)
     elif memory_type is MemoryType.PROCEDURE:
         content = finish("User described a procedure: " + " ".join(piece.text.split()))
+    elif not _FIRST_PERSON.search(piece.text) and _RELAYED.search(piece.text):
+        content = finish(f"User relayed that {_lower_first(piece.text)}")
     elif (subjectless := _subjectless(piece.text)) is not None:
         content = _subjectless_content(piece.text, subjectless)
     else:
@@ -301,6 +342,25 @@ def _subjectless_content(text: str, m: re.Match[str]) -> str:
         return finish(f"User {head.lower()}{verb}s {rest}")
     if m.group("ing"):
         return finish(f"User is {text[:1].lower()}{text[1:]}")
+    if m.group("fan"):
+        return finish(f"User is {text[:1].lower()}{text[1:]}")
     if m.group("been"):
         return finish(f"User has {text[:1].lower()}{text[1:]}")
     return finish(f"User {text[:1].lower()}{text[1:]}")
+
+
+_COMMON_FIRST = frozenset(
+    re.findall(
+        r"\S+",
+        "the a an reportedly apparently supposedly allegedly according rumor rumour word they "
+        "people experts scientists studies it there this that these those our some",
+    )
+)
+
+
+def _lower_first(text: str) -> str:
+    """Lower-case the first word when it is a common word, never a name ("Tom says ...")."""
+    first = text.split(None, 1)[0] if text.split() else ""
+    if first.lower().strip(",") in _COMMON_FIRST:
+        return text[:1].lower() + text[1:]
+    return text
