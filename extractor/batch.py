@@ -151,7 +151,7 @@ def read_done(path: Path) -> Counter[Key]:
     than appending to a file it does not understand.
     """
     done: Counter[Key] = Counter()
-    if not path.exists():
+    if not path.is_file():  # nothing to resume in a device or a pipe (/dev/full reads forever)
         return done
     try:
         with open(path, "rb+") as f:
@@ -178,7 +178,7 @@ def read_done(path: Path) -> Counter[Key]:
 
 def drop_failures(path: Path) -> None:
     """Remove every record from a failures file, atomically (for ``retry_failed``)."""
-    if not path.exists():
+    if not path.is_file():  # never replace a device or a pipe with a regular file
         return
     tmp = path.with_name(path.name + ".tmp")
     try:

@@ -42,6 +42,7 @@ from hostile import (
 
 from extractor.batch import BatchConfig, run_batch
 from extractor.clients.base import ClientResult
+from extractor.clients.offline import offline_extract
 from extractor.clients.openai_client import OpenAIClient
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.mockserver import MockServer
@@ -348,6 +349,7 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> Run:
         text=True,
         timeout=120,
     )
+    assert "Traceback" not in proc.stderr, proc.stderr
     failures = Path(f"{out}.failures.jsonl")
     convs = {cid: conversation_from_data(conversation(cid)) for cid in SCRIPTED}
     results, failed = assert_run_gate_held(out, failures, convs)
@@ -405,19 +407,20 @@ def test_the_ledger_holds_exactly_the_two_files(scripted: Run) -> None:
 
 #: conversation id -> (mock server fault, defined outcome). "slow" is answered after 0.3 s to a
 #: client that waits 0.05 s. Clients retry transport errors once and re-ask once.
+OFFLINE = len(offline_extract(BASE)["candidates"])  # what the mock server's model proposes
 MOCK: dict[str, tuple[str | None, Rejected | Failed]] = {
-    "clean": (None, Rejected((), accepted=7)),
-    "429-once": ("rate_limit:1", Rejected((), accepted=7)),
+    "clean": (None, Rejected((), accepted=OFFLINE)),
+    "429-once": ("rate_limit:1", Rejected((), accepted=OFFLINE)),
     "429-always": ("rate_limit", Failed("extract", "MODEL_RATE_LIMITED")),
     "500-always": ("server_error", Failed("extract", "MODEL_ERROR")),
     "slow": (None, Failed("extract", "MODEL_TIMEOUT")),
     "refusal": ("refusal", Failed("extract", "MODEL_REFUSED")),
     "truncated": ("truncated", Failed("extract", "MODEL_OUTPUT_TRUNCATED")),
     "malformed": ("malformed", Failed("validate", "OUTPUT_UNREADABLE")),
-    "verified-then-fixed": ("verified", Rejected((), accepted=7)),
-    "verified-always": ("verified:always", Rejected(("EXTRACTOR_CLAIMED_VERIFIED",), 7)),
-    "fabricated-always": ("fabricated_span:always", Rejected(("SPAN_NOT_FOUND",), 7)),
-    "laundering-always": ("origin_laundering:always", Rejected(("ORIGIN_LAUNDERING",), 7)),
+    "verified-then-fixed": ("verified", Rejected((), accepted=OFFLINE)),
+    "verified-always": ("verified:always", Rejected(("EXTRACTOR_CLAIMED_VERIFIED",), OFFLINE)),
+    "fabricated-always": ("fabricated_span:always", Rejected(("SPAN_NOT_FOUND",), OFFLINE)),
+    "laundering-always": ("origin_laundering:always", Rejected(("ORIGIN_LAUNDERING",), OFFLINE)),
 }
 
 
