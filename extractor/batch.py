@@ -253,7 +253,10 @@ class MessageWriter:
 
     def write(self, record: BaseModel) -> None:
         if isinstance(record, FailureRecord):
-            text = f"extractor: failed [{record.stage}] {record.error}"
+            cid = record.conversation_id
+            named = cid is None or repr(cid) in record.error
+            where = "" if named else f"conversation {cid!r}: "
+            text = f"extractor: failed [{record.stage}] {where}{record.error}"
         else:
             text = record.model_dump_json()
         print(text, file=self._stream, flush=True)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import resource
@@ -31,8 +32,9 @@ import pytest
 from click.testing import CliRunner
 from hostile import BASE, MESSAGES, assert_ledger_consistent, read_lines
 
-from extractor.batch import key_of_line
+from extractor.batch import key_of_line, run_batch
 from extractor.cli import cli
+from extractor.clients.base import ClientResult
 from extractor.clients.offline import offline_extract
 from extractor.conversation import (
     DEFAULT_MAX_CANDIDATES,
@@ -40,6 +42,7 @@ from extractor.conversation import (
     DEFAULT_MAX_MESSAGES,
 )
 from extractor.mockserver import MockServer
+from extractor.pipeline import Extractor
 
 SLOW_RUN = textwrap.dedent(
     """
@@ -54,6 +57,7 @@ SLOW_RUN = textwrap.dedent(
     run_cli = importlib.import_module("extractor.cli.run")  # the module, not the command
     run_cli.get_client = lambda *args, **kwargs: Slow()
     from extractor.cli import cli
+from extractor.clients.base import ClientResult
     cli(["run", *sys.argv[1:]])
     """
 )
@@ -303,3 +307,27 @@ def test_a_nonsensical_limit_is_a_usage_error(option: str, value: str) -> None:
     result = CliRunner().invoke(cli, ["run", "examples/", option, value])
     assert result.exit_code == 2
     assert option in result.stderr
+
+
+# --- failures reported on stderr name their conversation ------------------------------------
+
+
+class Prose:
+    model_name = "prose"
+
+    async def extract(self, conversation: Any, prompt: Any, options: Any) -> ClientResult:
+        return ClientResult(output="Sure! Here are the memories.", model=self.model_name)
+
+
+def test_without_a_failures_file_each_failure_on_stderr_names_its_conversation(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(conv("conv-7") + "\n{torn\n")
+    stdout, stderr = io.BytesIO(), io.StringIO()
+    summary = run_batch([src], Extractor(Prose()), stdout=stdout, stderr=stderr)
+    assert summary.failed == 2 and stdout.getvalue() == b""
+    unreadable, torn = stderr.getvalue().splitlines()
+    assert unreadable.startswith("extractor: failed [validate] conversation 'conv-7': ")
+    assert "extraction output is not JSON" in unreadable
+    assert torn.startswith(f"extractor: failed [load] {src}:2: not valid JSON")
