@@ -175,6 +175,21 @@ def _conjugate(word: str, low: str, past: bool) -> str:
     return word + "s"
 
 
+_LEADING_PARTICLE = re.compile(r"^(?:(?:also|and|but|so|well|plus|anyway|though),?\s+)+", re.I)
+_TRAILING_PARTICLE = re.compile(
+    r"(?:[\s,]+(?:though|too|as well|lol|haha+|hehe|lmao|tho|either|anyway|ha))+(?=[\s.!?…]*$)",
+    re.IGNORECASE,
+)
+
+
+def tidy(text: str) -> str:
+    """Drop discourse particles that carry nothing of the claim ("Also ...", "... though",
+    "... lol"): "Also I like hiking too" says what "I like hiking" says."""
+    body = _LEADING_PARTICLE.sub("", text)
+    body = _TRAILING_PARTICLE.sub("", body)
+    return body if body.strip(" .!?…") else text
+
+
 def finish(text: str) -> str:
     """Capitalize, collapse whitespace, and end with exactly one sentence stop."""
     text = " ".join(text.split()).strip(" ,;:-")

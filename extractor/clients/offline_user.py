@@ -22,7 +22,7 @@ from .offline_draft import (
     temporal_for,
     uncertainty_for,
 )
-from .offline_english import finish, third_person
+from .offline_english import finish, third_person, tidy
 from .offline_entities import entities_in
 from .offline_text import (
     Piece,
@@ -70,7 +70,9 @@ _CHATTER = re.compile(
     r"i\s+(?:don'?t|do not)\s+(?:know|blame|think so|understand|see why|mind)\b|"
     r"i\s+have\s+(?:no idea|to agree|to say|to admit|heard)\b|"
     r"i'?ve\s+(?:heard|always wanted to (?:try|see|visit|go)|never heard)\b|"
-    r"(?:that|this|it)\s+(?:sounds|seems|looks)|thank|good for you|my goodness|"
+    r"(?:that|this|it)\s+(?:sounds|seems|looks)|thank|good for you|my goodness|sounds\s+like|"
+    r"my\s+(?:advice|suggestion|recommendation|guess|bad|pleasure)\b|"
+    r"i\s+remember\s+(?:you|when\s+you|that\s+you|your)\b|"
     r"(?:attached|enclosed|below|above)\s+(?:is|are)|here(?:'s|\s+is|\s+are)|see\s+attached|"
     r"(?:quick|some|a\s+bit\s+of|for)\s+context|before\s+(?:we|i)\s+(?:start|begin|go)|"
     r"(?:definitely\s+|please\s+|just\s+)?(?:let|wish|tell|remind)\s+me\b|"
@@ -122,7 +124,7 @@ _WEAK = re.compile(
     r"(?:\s+not|n't)?(?:\s+(?:too|as well|either|so|not|right|that|it))?[\s.!?]*$|"
     r"\w+[\s.!?]*$|me\b[\s\w]{0,12}$|mine\s+(?:too|as well)[\s.!?]*$|"
     r"(?:you|u)\b|(?:so\s+|just\s+|please\s+)?(?:ping|tell|send|text|email|show|give|let|remind|"
-    r"help|ask|message|join|find|book|get|buy|make|order|fetch|pick)\s+me\b|(?:maybe\s+|perhaps\s+)?we\s+(?:can|could|should|'ll|will|might|may)\b|"
+    r"help|ask|message|join|find|book|get|buy|make|order|fetch|pick)\s+me\b|(?:maybe\s+|perhaps\s+|then\s+)?we(?:\s+(?:can|could|should|will|might|may|would)|'ll|'d)\b|"
     r"let'?s\b)",
     re.IGNORECASE,
 )
@@ -297,7 +299,7 @@ def claim_for(piece: Piece, message: Message, origin: Origin) -> Draft | None:
     elif (subjectless := _subjectless(piece.text)) is not None:
         content = _subjectless_content(piece.text, subjectless)
     else:
-        content = third_person(piece.text)
+        content = third_person(tidy(piece.text))
     kind = CandidateKind.PROPOSITION
     return Draft(
         message_id=str(message.id),
