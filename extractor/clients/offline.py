@@ -32,7 +32,7 @@ from ..validation import ValidationOptions
 from ..vocab import Origin, Role
 from .base import ClientResult, Usage
 from .offline_answer import answer_groups
-from .offline_assistant import assistant_groups
+from .offline_assistant import assistant_groups, words_of
 from .offline_draft import Draft, Group
 from .offline_tool import tool_groups
 from .offline_user import user_groups
@@ -103,10 +103,10 @@ def offline_extract(
 
 def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Group]:
     groups: list[Group] = []
-    said_before: list[str] = []  # user and tool text so far: what an echo repeats
+    said_before: set[str] = set()  # words of the user and tool text so far: what echoes repeat
     for index, message in enumerate(conversation.messages):
         if message.role in (Role.USER, Role.TOOL):
-            said_before.append(message.text)
+            said_before |= words_of(message.text)
         if message.role is Role.USER:
             found = user_groups(message)
             previous = conversation.messages[index - 1] if index else None
@@ -115,7 +115,7 @@ def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Grou
         elif message.role is Role.TOOL:
             found = tool_groups(message, conversation)
         elif message.role is Role.ASSISTANT:
-            found = assistant_groups(message, "\n".join(said_before))
+            found = assistant_groups(message, said_before)
         elif allow_system_sources:
             found = user_groups(message, origin=Origin.SYSTEM)
         else:

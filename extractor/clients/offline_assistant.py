@@ -13,6 +13,7 @@ help with that") yield nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 
 from ..conversation import Message
 from ..vocab import CandidateKind, Capability, MemoryType, Origin
@@ -78,13 +79,13 @@ _IMPERATIVE = re.compile(
 )
 
 
-def assistant_groups(message: Message, said_before: str = "") -> list[Group]:
-    """The assistant's claims; ``said_before`` is the user's and the tools' earlier text, to
-    tell an echo ("So your manager is Alice.") from a claim about the user that nobody made
-    ("Your flight departs at 9:40 AM.")."""
+def assistant_groups(message: Message, said_before: Set[str] = frozenset()) -> list[Group]:
+    """The assistant's claims; ``said_before`` holds the words of the user's and the tools'
+    earlier text (:func:`words_of`), to tell an echo ("So your manager is Alice.") from a claim
+    about the user that nobody made ("Your flight departs at 9:40 AM.")."""
     if is_injection(message.text):
         return []
-    user_words = _words(said_before)
+    user_words = said_before
     groups: list[Group] = []
     for raw in sentences(message):
         piece = strip_opener(raw)
@@ -107,7 +108,7 @@ def assistant_groups(message: Message, said_before: str = "") -> list[Group]:
     return groups
 
 
-def is_claim(text: str, user_words: frozenset[str] = frozenset()) -> bool:
+def is_claim(text: str, user_words: Set[str] = frozenset()) -> bool:
     """A declarative statement about the world, or about the user that the user never made.
 
     Not chit-chat, not the assistant talking about itself, not advice or offers, not an echo
@@ -134,14 +135,15 @@ _EVALUATIVE = re.compile(
 )
 
 
-def _words(text: str) -> frozenset[str]:
+def words_of(text: str) -> frozenset[str]:
+    """The lower-cased words of ``text``, as echo detection compares them."""
     return frozenset(w.lower().strip(".'’") for w in _CONTENT_WORD.findall(text))
 
 
-def _is_echo(text: str, user_words: frozenset[str]) -> bool:
+def _is_echo(text: str, user_words: Set[str]) -> bool:
     """Most of the sentence's content words were said before (by the user or a tool): an echo
     or a relay, not a new claim."""
-    words = [w for w in _words(text) if w not in _FUNCTION_WORDS]
+    words = [w for w in words_of(text) if w not in _FUNCTION_WORDS]
     if not words:
         return True
     return sum(w in user_words for w in words) >= ECHO_SHARE * len(words)

@@ -94,6 +94,7 @@ def entities_in(text: str) -> list[Entity]:
 
 
 def _name_type(before: str, name: str) -> str:
+    before = before[-48:]  # the cues are the last few words; a long prefix only costs time
     if _LANGUAGE.fullmatch(name):
         return "LANGUAGE"
     if _ORG_SUFFIX.search(name) or _ORG_BEFORE.search(before):
