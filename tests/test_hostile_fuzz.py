@@ -390,7 +390,7 @@ RULES = st.lists(
 )  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(RULES, candidate_batches(max_size=5))
 def test_any_valid_policy_decides_every_candidate_and_restriction_wins(
     rules: list[dict[str, Any]], batch: list[Any]

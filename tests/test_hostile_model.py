@@ -246,10 +246,10 @@ SCRIPTED: dict[str, tuple[str | None, Rejected | Failed]] = {
         output(
             *(
                 candidate(f"n{i}", "m1", "The deploy is safe to run.", content=f"Safe #{i}.")
-                for i in range(3000)
+                for i in range(1000)
             )
         ),
-        Rejected(("CANDIDATE_LIMIT_EXCEEDED",) * 2801, accepted=200),
+        Rejected(("CANDIDATE_LIMIT_EXCEEDED",) * 801, accepted=200),
     ),
     "nested-200-deep": (
         output({**ASSISTANT_CLAIM, "entities": json.loads(deep(200))}),

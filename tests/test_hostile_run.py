@@ -57,7 +57,6 @@ SLOW_RUN = textwrap.dedent(
     run_cli = importlib.import_module("extractor.cli.run")  # the module, not the command
     run_cli.get_client = lambda *args, **kwargs: Slow()
     from extractor.cli import cli
-from extractor.clients.base import ClientResult
     cli(["run", *sys.argv[1:]])
     """
 )
