@@ -340,6 +340,14 @@ def test_absurdly_nested_policy_files_are_a_policy_error(text: str, json_format:
         parse_policy(text, source="fuzz.toml", json_format=json_format)
 
 
+def test_a_lone_surrogate_in_a_policy_is_a_policy_error() -> None:
+    rule = {"id": "r", "reason": "why", "effect": {"allow": ["PERSONALIZATION"]}}
+    text = json.dumps({"id": "p", "version": "1", "description": "\ud800", "rules": [rule]})
+    assert "\\ud800" in text  # an ASCII file: the JSON escape is what smuggles it in
+    with pytest.raises(PolicyError, match=r"fuzz\.json: contains a lone surrogate"):
+        parse_policy(text, source="fuzz.json", json_format=True)
+
+
 # --- the policy engine over arbitrary (valid) policies ----------------------------------------
 
 

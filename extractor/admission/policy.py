@@ -256,7 +256,10 @@ def parse_policy(text: str, *, source: str = "<policy>", json_format: bool = Fal
     except ValidationError as exc:
         raise _policy_error(exc, raw, source) from None
     _check_rules(document, source)
-    return Policy(document, source)
+    try:
+        return Policy(document, source)
+    except UnicodeEncodeError:  # a JSON escape or a str can hold a lone surrogate; no hash can
+        raise PolicyError("contains a lone surrogate, not valid Unicode", source=source) from None
 
 
 def _rule_name(raw: Any, index: int) -> str:
