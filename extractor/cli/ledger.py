@@ -196,9 +196,9 @@ def _render_history(history: ConversationHistory) -> None:
             field = f" ({j.field})" if j.field else ""
             echo(f"  rejected {j.candidate_id or '#' + str(j.index)}: {j.code.value}{field}: "
                  f"{j.message}")  # fmt: skip
-    for rec in history.failures:
-        f = rec.failure
-        echo(f"run {rec.run_id}: FAILED at {f.stage}: {f.error_code}: {f.error}")
+    for failed in history.failures:
+        f = failed.failure
+        echo(f"run {failed.run_id}: FAILED at {f.stage}: {f.error_code}: {f.error}")
 
 
 @ledger.command()
