@@ -115,9 +115,7 @@ def memory_candidates(draw: st.DrawFn, **fixed: Any) -> MemoryCandidate:
             draw, fixed, "memory_id", st.integers(0, 2**32 - 1).map("mem_{:08x}".format)
         ),
         "conversation_id": _value(draw, fixed, "conversation_id", st.just("conv-1")),
-        "candidate_id": _value(
-            draw, fixed, "candidate_id", st.integers(0, 99).map("c{}".format)
-        ),
+        "candidate_id": _value(draw, fixed, "candidate_id", st.integers(0, 99).map("c{}".format)),
         "content": content,
         "memory_type": _value(draw, fixed, "memory_type", st.sampled_from(list(MemoryType))),
         "kind": _value(draw, fixed, "kind", st.sampled_from(list(CandidateKind))),

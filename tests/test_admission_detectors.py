@@ -24,9 +24,19 @@ BOB = [Entity(name="Bob", type="PERSON")]
         ("Call Bob on +44 20 7946 0958.", BOB, None, (("Bob",), ("PHONE",))),
         ("Bob: (555) 123-4567, 5551234567", BOB, None, (("Bob",), ("PHONE",))),
         ("Bob's email is bob@example.org.", BOB, None, (("Bob",), ("EMAIL",))),
-        ("My neighbour Bob's phone number is 555-0199.", BOB, None, (("Bob", "my neighbour"), ("PHONE",))),
+        (
+            "My neighbour Bob's phone number is 555-0199.",
+            BOB,
+            None,
+            (("Bob", "my neighbour"), ("PHONE",)),
+        ),
         # an extractor's typed entity can add a category (it only ever narrows uses)
-        ("Bob gave me his number.", [*BOB, Entity(name="0199", type="PHONE_NUMBER")], None, (("Bob",), ("PHONE",))),
+        (
+            "Bob gave me his number.",
+            [*BOB, Entity(name="0199", type="PHONE_NUMBER")],
+            None,
+            (("Bob",), ("PHONE",)),
+        ),
         ("Bob lives at 42 Elm Street.", BOB, None, (("Bob",), ("ADDRESS",))),
         ("My sister was diagnosed with diabetes.", [], None, (("my sister",), ("HEALTH",))),
         ("Her doctor changed his medication.", [], None, (("her doctor",), ("HEALTH",))),
