@@ -38,6 +38,14 @@ BOB = [Entity(name="Bob", type="PERSON")]
             (("Bob",), ("PHONE",)),
         ),
         ("Bob lives at 42 Elm Street.", BOB, None, (("Bob",), ("ADDRESS",))),
+        ("My sister Jen lives in Portland.", [], None, (("my sister",), ("RESIDENCE",))),
+        (
+            "My neighbour is on dialysis three times a week.",
+            [],
+            None,
+            (("my neighbour",), ("HEALTH",)),
+        ),
+        ("I live in Porto.", [], None, None),
         ("My sister was diagnosed with diabetes.", [], None, (("my sister",), ("HEALTH",))),
         ("Her doctor changed his medication.", [], None, (("her doctor",), ("HEALTH",))),
         # the user's own data is not third-party data

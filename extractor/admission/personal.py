@@ -8,8 +8,8 @@ A candidate carries third-party personal data when both hold:
 
 * it is about someone other than the user: an entity of type ``PERSON`` that is not the speaker,
   or a relation phrase such as "my sister" or "his doctor";
-* it contains personal data: a phone number, an email address, a street address, or a health
-  term ("diagnosed", "diabetes", "pregnant", ...).
+* it contains personal data: a phone number, an email address, a street address, where they
+  live ("lives in Portland"), or a health term ("diagnosed", "diabetes", "pregnant", ...).
 
 The text checked is the candidate's content and its source quote.
 """
@@ -32,6 +32,10 @@ PHONE = re.compile(
     r"(?<![\w.])(?:\+?\(?\d{1,4}\)?[\s.-]\d{2,4}[\s.-]\d{3,4}(?:[\s.-]\d{2,4})?"
     r"|\d{3}[.-]\d{4}|\+?\d{10,13})(?![\w])"
 )
+#: Where someone lives is personal data even without a street address.
+RESIDENCE = re.compile(
+    r"\b(?:lives|living|resides|residing|moved|stays|staying)\s+(?:in|to|near)\b"
+)
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 ADDRESS = re.compile(
     r"\b\d{1,5}\s+(?:[A-Z][\w.'-]*\s+){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Boulevard|"
@@ -43,7 +47,8 @@ HEALTH = re.compile(
     r"schizophreni\w*|adhd|autis\w*|dementia|alzheimer\w*|hiv|aids|pregnan\w*|miscarriage|"
     r"surgery|hospitali[sz]ed|in hospital|medication|prescri\w*|therapy|therapist|"
     r"illness|disease|disorder|asthma|epilep\w*|stroke|heart attack|covid|allerg\w*|"
-    r"disabilit\w*|rehab|addict\w*|blood pressure|insulin)\b",
+    r"disabilit\w*|rehab|addict\w*|blood pressure|insulin|dialysis|transplant|clinic|"
+    r"hospice|wheelchair|paraly[sz]\w*|seizures?|infertil\w*|ivf)\b",
     re.IGNORECASE,
 )
 _SELF = frozenset({"user", "the user", "i", "me", "myself", "assistant", "the assistant"})
@@ -78,6 +83,8 @@ def _categories(text: str, entity_types: set[str]) -> list[str]:
         found.append("ADDRESS")
     if HEALTH.search(text):
         found.append("HEALTH")
+    if RESIDENCE.search(text):
+        found.append("RESIDENCE")
     return sorted(set(found))
 
 
