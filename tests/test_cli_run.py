@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections import Counter
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner, Result
+from helpers import slow_run_script
 
 from extractor.batch import key_of_line
 from extractor.cli import cli
@@ -213,24 +213,7 @@ def test_every_run_option_says_what_it_does() -> None:
     assert undocumented == []
 
 
-KILLABLE = textwrap.dedent(
-    """
-    import asyncio, importlib, sys
-    from extractor.clients.offline import OfflineClient
-
-    # the module, not the click command that extractor.cli re-exports under the same name
-    run_cli = importlib.import_module("extractor.cli.run")
-
-    class Slow(OfflineClient):
-        async def extract(self, *args):
-            await asyncio.sleep(0.05)
-            return await super().extract(*args)
-
-    run_cli.get_client = lambda *a, **k: Slow()
-    from extractor.cli import cli
-    cli(["run", *sys.argv[1:]])
-    """
-)
+KILLABLE = slow_run_script(0.05)
 
 
 def _start(src: Path, out: Path) -> subprocess.Popen[bytes]:

@@ -23,13 +23,13 @@ import asyncio
 import json
 import subprocess
 import sys
-import textwrap
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import cli_run_script
 from hostile import (
     BASE,
     VALID,
@@ -298,10 +298,9 @@ SCRIPTED: dict[str, tuple[str | None, Rejected | Failed]] = {
     "well-behaved": (output(ASSISTANT_CLAIM), Rejected((), accepted=2)),
 }
 
-SCRIPTED_RUN = textwrap.dedent(
+SCRIPTED_RUN = cli_run_script(
     """
-    import importlib, json, sys
-    run_cli = importlib.import_module("extractor.cli.run")  # the module, not the command
+    import json, sys
     from extractor.clients.base import ClientResult
     from extractor.clients.openai_client import parse_output
 
@@ -315,11 +314,9 @@ SCRIPTED_RUN = textwrap.dedent(
             if text is None:
                 raise KeyError(conversation.id)  # a client with a bug
             return ClientResult(output=parse_output(text), raw_text=text, model=self.model_name)
-
-    run_cli.get_client = lambda *args, **kwargs: Scripted()
-    from extractor.cli import cli
-    cli(["run", *sys.argv[2:]])
-    """
+    """,
+    "Scripted()",
+    first_arg=2,
 )
 
 

@@ -21,7 +21,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import textwrap
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers import slow_run_script
 from hostile import BASE, MESSAGES, assert_ledger_consistent, read_lines
 
 from extractor.batch import key_of_line, run_batch
@@ -44,22 +44,7 @@ from extractor.conversation import (
 from extractor.mockserver import MockServer
 from extractor.pipeline import Extractor
 
-SLOW_RUN = textwrap.dedent(
-    """
-    import asyncio, importlib, sys
-    from extractor.clients.offline import OfflineClient
-
-    class Slow(OfflineClient):
-        async def extract(self, *args):
-            await asyncio.sleep(0.03)
-            return await super().extract(*args)
-
-    run_cli = importlib.import_module("extractor.cli.run")  # the module, not the command
-    run_cli.get_client = lambda *args, **kwargs: Slow()
-    from extractor.cli import cli
-    cli(["run", *sys.argv[1:]])
-    """
-)
+SLOW_RUN = slow_run_script(0.03)
 
 
 def memory_cap() -> None:

@@ -256,3 +256,14 @@ def test_without_fastapi_the_plugin_loads_and_serve_explains(monkeypatch):
     result = CliRunner().invoke(cli, ["serve", "--port", "0"])
     assert result.exit_code == 2
     assert "pip install 'memory-candidate-extractor[server]'" in result.stderr
+
+
+def test_serve_takes_the_model_options_of_run_with_the_same_checks() -> None:
+    from extractor.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["serve", "--model", "m", "--base-url", "http://127.0.0.1:9", "--api-key", "k",
+              "--mode", "telepathy", "--limit-candidates", "3"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "telepathy" in result.stderr

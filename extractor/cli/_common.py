@@ -1,15 +1,177 @@
-"""Shared pieces of the CLI: exit codes and the error type for unusable input."""
+"""Shared pieces of the CLI: exit codes, the error type for unusable input, and the model and
+pipeline options that ``run``, ``serve`` and ``eval`` share.
+
+The options are declared once here, and :func:`build_extractor` turns them into an
+:class:`~extractor.pipeline.Extractor` in one place, so the commands cannot drift apart in
+names, environment variables, defaults, help or meaning.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
 import click
+
+from ..conversation import (
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_MESSAGE_CHARS,
+    DEFAULT_MAX_MESSAGES,
+    Limits,
+)
+from ..errors import ExtractorError
+from ..models import DEFAULT_MODEL, get_client
+from ..pipeline import DEFAULT_MAX_CHUNK_CHARS, Extractor
+from ..validation import ValidationOptions
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
+
+#: A click option decorator, or several stacked into one.
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+MODEL_HELP = "'offline' (no key, no server) or a model name at --base-url."
 
 
 class UnusableInput(click.ClickException):
     """An input file or option the command cannot use at all: exit code 2."""
 
     exit_code = EXIT_USAGE
+
+
+def _stack(*decorators: Decorator) -> Decorator:
+    """Apply ``decorators`` as if written one above the other, first on top (first in --help)."""
+
+    def apply(function: Callable[..., Any]) -> Callable[..., Any]:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+def _as_of(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> datetime | None:  # fmt: skip
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 date or date-time") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def model_options(model_help: str = MODEL_HELP) -> Decorator:
+    """``--model``, ``--base-url`` and ``--api-key``: which model answers, where, with what key."""
+    return _stack(
+        click.option(
+            "--model",
+            default=DEFAULT_MODEL,
+            show_default=True,
+            envvar="EXTRACTOR_MODEL",
+            help=model_help,
+        ),
+        click.option(
+            "--base-url",
+            envvar=["EXTRACTOR_BASE_URL", "OPENAI_BASE_URL"],
+            help="OpenAI-compatible endpoint. Env: EXTRACTOR_BASE_URL, OPENAI_BASE_URL.",
+        ),
+        click.option(
+            "--api-key",
+            envvar=["EXTRACTOR_API_KEY", "OPENAI_API_KEY"],
+            help="API key. Env: EXTRACTOR_API_KEY, OPENAI_API_KEY.",
+        ),
+    )
+
+
+policy_option = click.option(
+    "--policy",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Admission policy file. Default: the shipped policy.",
+)
+
+#: Every option :func:`build_extractor` reads: the model options, then the pipeline's own.
+extractor_options = _stack(
+    model_options(),
+    click.option("--mode", help="How the model is asked for structured output (LLM models only)."),
+    policy_option,
+    click.option(
+        "--as-of",
+        callback=_as_of,
+        help="ISO time the policy judges current state at (naive times are UTC).",
+    ),
+    click.option("--allow-system-sources", is_flag=True, help="Let system-prompt text be quoted."),
+    click.option(
+        "--limit-message-chars",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_MESSAGE_CHARS,
+        show_default=True,
+        help="A longer message fails its conversation (stage load).",
+    ),
+    click.option(
+        "--limit-messages",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_MESSAGES,
+        show_default=True,
+        help="A conversation with more messages fails (stage load).",
+    ),
+    click.option(
+        "--limit-candidates",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_CANDIDATES,
+        show_default=True,
+        help="Candidates beyond this are rejected (CANDIDATE_LIMIT_EXCEEDED).",
+    ),
+    click.option(
+        "--max-chunk-chars",
+        type=click.IntRange(min=1000),
+        default=DEFAULT_MAX_CHUNK_CHARS,
+        show_default=True,
+        help="Longer transcripts are extracted in chunks.",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds allowed per conversation (all chunks and retries).",
+    ),
+    click.option("--no-cache", is_flag=True, help="Do not read or write the response cache."),
+    click.option(
+        "--cache-dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        help="Response cache directory.",
+    ),
+)
+
+
+def build_extractor(o: Mapping[str, Any]) -> Extractor:
+    """The client and :class:`Extractor` the :data:`extractor_options` in ``o`` describe.
+
+    A library error (an invalid policy file ...) is unusable input; a client rejecting its
+    configuration (e.g. an unknown ``--mode``) is a usage error. Both exit 2.
+    """
+    limits = Limits(o["limit_message_chars"], o["limit_messages"], o["limit_candidates"])
+    try:
+        client = get_client(
+            o["model"], base_url=o["base_url"], api_key=o["api_key"], mode=o["mode"],
+            cache=not o["no_cache"], cache_dir=o["cache_dir"],
+        )  # fmt: skip
+        return Extractor(
+            client,
+            policy=o["policy"],
+            limits=limits,
+            validation=ValidationOptions(
+                allow_system_sources=o["allow_system_sources"],
+                max_candidates=limits.max_candidates,
+            ),
+            max_chunk_chars=o["max_chunk_chars"],
+            timeout=o["timeout"],
+            as_of=o["as_of"],
+        )
+    except ExtractorError as exc:
+        raise UnusableInput(str(exc)) from None
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None

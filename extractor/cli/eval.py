@@ -13,39 +13,19 @@ from ..evaluation import evaluate, load_evalset
 from ..evaluation.msc import evaluate_msc, iter_msc
 from ..evaluation.render import msc_json, render_msc, render_report, report_json
 from ..evaluation.runner import DEFAULT_CONCURRENCY
-from ..models import DEFAULT_MODEL, get_client
-from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput
+from ..models import get_client
+from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput, model_options, policy_option
 
 
 @click.command(name="eval")
-@click.option(
-    "--model",
-    default=DEFAULT_MODEL,
-    show_default=True,
-    envvar="EXTRACTOR_MODEL",
-    help="'offline' or a model name at --base-url.",
-)
-@click.option(
-    "--base-url",
-    envvar=["EXTRACTOR_BASE_URL", "OPENAI_BASE_URL"],
-    help="OpenAI-compatible endpoint. Env: EXTRACTOR_BASE_URL, OPENAI_BASE_URL.",
-)
-@click.option(
-    "--api-key",
-    envvar=["EXTRACTOR_API_KEY", "OPENAI_API_KEY"],
-    help="API key. Env: EXTRACTOR_API_KEY, OPENAI_API_KEY.",
-)
+@model_options(model_help="'offline' or a model name at --base-url.")
 @click.option(
     "--set",
     "evalset",
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
     help="Gold set (JSONL with a 'gold' field). Default: the shipped set.",
 )
-@click.option(
-    "--policy",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
-    help="Admission policy file. Default: the shipped policy.",
-)
+@policy_option
 @click.option(
     "--msc",
     type=click.Path(path_type=Path, exists=True, dir_okay=False),

@@ -5,25 +5,15 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..batch import DEFAULT_CONCURRENCY, BatchConfig, BatchObserver, estimate_total, run_batch
-from ..conversation import (
-    DEFAULT_MAX_CANDIDATES,
-    DEFAULT_MAX_MESSAGE_CHARS,
-    DEFAULT_MAX_MESSAGES,
-    Limits,
-)
 from ..errors import ExtractorError
-from ..models import DEFAULT_MODEL, get_client
-from ..pipeline import DEFAULT_MAX_CHUNK_CHARS, Extractor
 from ..summary import ProgressBar, RunSummary, render_summary, show_progress
-from ..validation import ValidationOptions
-from ._common import UnusableInput
+from ._common import UnusableInput, build_extractor, extractor_options
 
 
 class _Progress(BatchObserver):
@@ -32,18 +22,6 @@ class _Progress(BatchObserver):
 
     def on_progress(self, summary: RunSummary) -> None:
         self.bar.advance(summary)
-
-
-def _as_of(
-    ctx: click.Context, param: click.Parameter, value: str | None
-) -> datetime | None:  # fmt: skip
-    if value is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 date or date-time") from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _check_inputs(inputs: tuple[str, ...]) -> None:
@@ -65,80 +43,13 @@ def _check_inputs(inputs: tuple[str, ...]) -> None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Failures file (JSONL). Default: <out>.failures.jsonl.",
 )
-@click.option(
-    "--model",
-    default=DEFAULT_MODEL,
-    show_default=True,
-    envvar="EXTRACTOR_MODEL",
-    help="'offline' (no key, no server) or a model name at --base-url.",
-)
-@click.option(
-    "--base-url",
-    envvar=["EXTRACTOR_BASE_URL", "OPENAI_BASE_URL"],
-    help="OpenAI-compatible endpoint. Env: EXTRACTOR_BASE_URL, OPENAI_BASE_URL.",
-)
-@click.option(
-    "--api-key",
-    envvar=["EXTRACTOR_API_KEY", "OPENAI_API_KEY"],
-    help="API key. Env: EXTRACTOR_API_KEY, OPENAI_API_KEY.",
-)
-@click.option("--mode", help="How the model is asked for structured output (LLM models only).")
+@extractor_options
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1),
     default=DEFAULT_CONCURRENCY,
     show_default=True,
     help="Extractions in flight at once.",
-)
-@click.option(
-    "--policy",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
-    help="Admission policy file. Default: the shipped policy.",
-)
-@click.option(
-    "--as-of",
-    callback=_as_of,
-    help="ISO time the policy judges current state at (naive times are UTC).",
-)
-@click.option("--allow-system-sources", is_flag=True, help="Let system-prompt text be quoted.")
-@click.option(
-    "--limit-message-chars",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_MESSAGE_CHARS,
-    show_default=True,
-    help="A longer message fails its conversation (stage load).",
-)
-@click.option(
-    "--limit-messages",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_MESSAGES,
-    show_default=True,
-    help="A conversation with more messages fails (stage load).",
-)
-@click.option(
-    "--limit-candidates",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_CANDIDATES,
-    show_default=True,
-    help="Candidates beyond this are rejected (CANDIDATE_LIMIT_EXCEEDED).",
-)
-@click.option(
-    "--max-chunk-chars",
-    type=click.IntRange(min=1000),
-    default=DEFAULT_MAX_CHUNK_CHARS,
-    show_default=True,
-    help="Longer transcripts are extracted in chunks.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds allowed per conversation (all chunks and retries).",
-)
-@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Response cache directory.",
 )
 @click.option(
     "--ledger",
@@ -178,12 +89,11 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
     """
     _check_inputs(inputs)
     o = options
-    if o["out"] is not None and o["failures"] is not None and o["out"] == o["failures"]:
+    if o["out"] is not None and o["out"] == o["failures"]:
         raise click.BadParameter("must differ from --out", param_hint="--failures")
-    limits = Limits(o["limit_message_chars"], o["limit_messages"], o["limit_candidates"])
-    extractor = _extractor(limits, o)
+    extractor = build_extractor(o)
     config = BatchConfig(
-        out=o["out"], failures=o["failures"], concurrency=o["concurrency"], limits=limits,
+        out=o["out"], failures=o["failures"], concurrency=o["concurrency"], limits=extractor.limits,
         retry_failed=o["retry_failed"], fsync=o["fsync"],
     )  # fmt: skip
     try:
@@ -193,30 +103,6 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
         raise UnusableInput(str(exc)) from None
     _render(summary, as_json=o["as_json"], quiet=o["quiet"], to_stdout=o["out"] is not None)
     ctx.exit(summary.exit_code)
-
-
-def _extractor(limits: Limits, o: dict[str, Any]) -> Extractor:
-    try:
-        client = get_client(
-            o["model"], base_url=o["base_url"], api_key=o["api_key"], mode=o["mode"],
-            cache=not o["no_cache"], cache_dir=o["cache_dir"],
-        )  # fmt: skip
-        return Extractor(
-            client,
-            policy=o["policy"],
-            limits=limits,
-            validation=ValidationOptions(
-                allow_system_sources=o["allow_system_sources"],
-                max_candidates=limits.max_candidates,
-            ),
-            max_chunk_chars=o["max_chunk_chars"],
-            timeout=o["timeout"],
-            as_of=o["as_of"],
-        )
-    except ExtractorError as exc:
-        raise UnusableInput(str(exc)) from None
-    except ValueError as exc:  # a client rejecting its configuration (e.g. an unknown --mode)
-        raise click.UsageError(str(exc)) from None
 
 
 @contextlib.contextmanager

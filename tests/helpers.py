@@ -1,0 +1,40 @@
+"""Small helpers shared by several test files.
+
+Import from tests as ``from helpers import ...``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+
+def cli_run_script(prelude: str, client: str, *, first_arg: int = 1) -> str:
+    """Source for ``python -c``: ``extractor run *sys.argv[first_arg:]`` with the model client
+    replaced by ``client``, an expression over the names ``prelude`` defines.
+
+    The client is swapped where the CLI builds it (``extractor.cli._common.get_client``), so the
+    real command runs in a real process that can be killed.
+    """
+    return textwrap.dedent(prelude) + textwrap.dedent(
+        f"""
+        import sys
+        import extractor.cli._common as cli_common
+        cli_common.get_client = lambda *args, **kwargs: {client}
+        from extractor.cli import cli
+        cli(["run", *sys.argv[{first_arg}:]])
+        """
+    )
+
+
+def slow_run_script(delay: float) -> str:
+    """:func:`cli_run_script` with the offline model, each extraction ``delay`` seconds late."""
+    prelude = f"""
+        import asyncio
+        from extractor.clients.offline import OfflineClient
+
+        class Slow(OfflineClient):
+            async def extract(self, *args):
+                await asyncio.sleep({delay})
+                return await super().extract(*args)
+        """
+    return cli_run_script(prelude, "Slow()")
