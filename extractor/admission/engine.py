@@ -66,33 +66,97 @@ def _start(value: str) -> datetime:
     return bounds[0] if bounds else datetime.max
 
 
-def _matches(m: Match, c: MemoryCandidate, facts: Facts, flags: Mapping[str, None]) -> bool:
-    enums: tuple[tuple[Sequence[object] | None, Callable[[], object]], ...] = (
-        (m.origin_kind, lambda: c.origin_kind),
-        (m.memory_type, lambda: c.memory_type),
-        (m.kind, lambda: c.kind),
-        (m.verification_state, lambda: c.verification_state),
-        (m.response_commitment, lambda: c.response_commitment),
-        (m.temporal_status, lambda: facts.temporal_status),
-    )
-    if any(wanted is not None and value() not in wanted for wanted, value in enums):
-        return False
-    booleans: tuple[tuple[bool | None, Callable[[], bool]], ...] = (
-        (m.has_parents, lambda: bool(c.parent_memory_ids)),
-        (m.missing_parents, lambda: bool(facts.missing_parents)),
-        (m.has_observed_at, lambda: c.observed_at is not None),
-        (m.third_party_personal_data, lambda: facts.personal_data is not None),
-        (m.has_environment, lambda: facts.environment.complete),
-    )
-    if any(wanted is not None and wanted is not value() for wanted, value in booleans):
-        return False
-    return m.flags is None or any(f in flags for f in m.flags)
+#: What a rule can ask about a candidate's own fields: its origin, memory type, kind,
+#: verification state, response commitment, whether it has parents and an observation time.
+_StaticKey = tuple[object, object, object, object, object, bool, bool]
 
 
-def _fires(rule: Rule, c: MemoryCandidate, facts: Facts, flags: Mapping[str, None]) -> bool:
-    if not _matches(rule.match, c, facts, flags):
+@dataclass(frozen=True)
+class _Condition:
+    """The part of a :class:`Match` that a candidate's own fields cannot settle: derived facts
+    (temporal status, missing parents, text detectors) and flags added by earlier rules."""
+
+    flags: tuple[str, ...] | None
+    missing_parents: bool | None
+    temporal_status: frozenset[object] | None
+    third_party_personal_data: bool | None
+    has_environment: bool | None
+
+    def holds(self, facts: Facts, flags: Mapping[str, None]) -> bool:
+        """Cheapest first; each fact is computed (once, then cached) only when asked."""
+        if self.flags is not None and not any(f in flags for f in self.flags):
+            return False
+        if self.missing_parents is not None and self.missing_parents is not bool(
+            facts.missing_parents
+        ):
+            return False
+        if self.temporal_status is not None and facts.temporal_status not in self.temporal_status:
+            return False
+        if self.third_party_personal_data is not None and self.third_party_personal_data is not (
+            facts.personal_data is not None
+        ):
+            return False
+        return self.has_environment is None or self.has_environment is facts.environment.complete
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A rule whose static conditions hold for a candidate key, with what is left to check."""
+
+    rule: Rule
+    match: _Condition
+    unless: tuple[_Condition, ...]
+
+    def fires(self, facts: Facts, flags: Mapping[str, None]) -> bool:
+        if not self.match.holds(facts, flags):
+            return False
+        return not any(u.holds(facts, flags) for u in self.unless)
+
+
+def _static_key(c: MemoryCandidate) -> _StaticKey:
+    return (c.origin_kind, c.memory_type, c.kind, c.verification_state, c.response_commitment,
+            bool(c.parent_memory_ids), c.observed_at is not None)  # fmt: skip
+
+
+def _static_holds(m: Match, key: _StaticKey) -> bool:
+    enums = (m.origin_kind, m.memory_type, m.kind, m.verification_state, m.response_commitment)
+    pairs = zip(enums, key[:5], strict=True)
+    if any(wanted is not None and value not in wanted for wanted, value in pairs):
         return False
-    return not any(_matches(u, c, facts, flags) for u in rule.unless)
+    booleans = zip((m.has_parents, m.has_observed_at), key[5:], strict=True)
+    return all(wanted is None or wanted is value for wanted, value in booleans)
+
+
+def _condition(m: Match) -> _Condition | None:
+    """The dynamic rest of ``m``; ``None`` when nothing is left (the static part decides)."""
+    status = frozenset(m.temporal_status) if m.temporal_status is not None else None
+    parts = (m.flags, m.missing_parents, status, m.third_party_personal_data, m.has_environment)
+    if all(p is None for p in parts):
+        return None
+    flags = tuple(m.flags) if m.flags is not None else None
+    return _Condition(flags, *parts[1:])
+
+
+_ALWAYS = _Condition(None, None, None, None, None)
+
+
+def _plan(policy: Policy, key: _StaticKey) -> list[_Step]:
+    """The rules that can fire for candidates with ``key``, in policy order (cached per policy):
+    static conditions are evaluated once per key instead of once per candidate."""
+    plan: list[_Step] | None = policy.plans.get(key)
+    if plan is not None:
+        return plan
+    plan = []
+    for rule in policy.rules:
+        if not _static_holds(rule.match, key):
+            continue
+        unless = [_condition(u) for u in rule.unless if _static_holds(u, key)]
+        if None in unless:  # an exception holds on static fields alone: never fires
+            continue
+        rest = tuple(u for u in unless if u is not None)
+        plan.append(_Step(rule, _condition(rule.match) or _ALWAYS, rest))
+    policy.plans[key] = plan
+    return plan
 
 
 def _detail(m: Match, c: MemoryCandidate, facts: Facts) -> list[str]:
@@ -204,9 +268,10 @@ def decide(
     missing = tuple(pid for pid in c.parent_memory_ids if parents.get(pid) is None)
     facts = facts_for(c, as_of, missing)
     out = _Outcome()
-    for rule in policy.rules:
-        if not _fires(rule, c, facts, out.flags):
+    for step in _plan(policy, _static_key(c)):
+        if not step.fires(facts, out.flags):
             continue
+        rule = step.rule
         details = _detail(rule.match, c, facts) + _apply(rule, c, parents, out)
         out.fired.append(
             FiredRule(

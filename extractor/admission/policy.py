@@ -196,6 +196,8 @@ class Policy:
     source: str
     hash: str = field(init=False)
     rule_hashes: dict[str, str] = field(init=False, repr=False)
+    #: The engine's per-policy cache (compiled rule plans); not part of the policy's meaning.
+    plans: dict[Any, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hash", content_hash(self.document))
