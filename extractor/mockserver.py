@@ -17,6 +17,17 @@ md_json        neither                                    ``message.content`` = 
 
 Every answer has ``usage`` (about four characters a token) and a ``finish_reason``.
 
+Latency
+-------
+``latency`` is the time from a request's arrival to its answer, as a remote model's would be:
+the offline answer is computed first and only the rest of ``latency`` is slept, in the
+request's own thread (one per connection), so any number of requests wait at once. The offline
+output is remembered per transcript (the last :data:`ANSWER_CACHE_SIZE`), so a re-ask or a
+second pass over the same conversations costs the server next to no CPU -- what a benchmark
+of the *client* needs from the server it runs beside. Responses go out with ``TCP_NODELAY``:
+headers and body are two writes, and Nagle's algorithm would otherwise hold the body back
+until the client's delayed ACK, ~40 ms on Linux.
+
 Faults
 ------
 A fault spec is ``name``, ``name:N`` or ``name:always``; several are separated by commas.
@@ -57,6 +68,7 @@ import json
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -79,6 +91,11 @@ CANDIDATE_FAULTS = {
 FAULT_NAMES = (*TRANSPORT_FAULTS, *OUTPUT_FAULTS, *CANDIDATE_FAULTS)
 DEFAULT_MODEL = "offline"
 REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
+#: How many transcripts' offline outputs the server remembers.
+ANSWER_CACHE_SIZE = 4096
+#: Pending connections the listening socket queues (socketserver's default is 5: a burst of
+#: new connections beyond it waits for a SYN retransmit, a second or more).
+LISTEN_BACKLOG = 1024
 FABRICATED_QUOTE = "I was born on the Moon in 1850."
 
 
@@ -137,6 +154,26 @@ class _State:
     deliveries: dict[str, int] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    answers: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
+
+    def offline_output(self, transcript: str, conversation: Conversation) -> dict[str, Any]:
+        """The offline model's output for ``conversation``, remembered per ``transcript``.
+
+        Callers must not mutate it (the fault helpers build new dicts).
+        """
+        with self.lock:
+            output = self.answers.get(transcript)
+            if output is not None:
+                self.answers.move_to_end(transcript)
+                return output
+        from .clients.offline import offline_extract
+
+        output = offline_extract(conversation)
+        with self.lock:
+            self.answers[transcript] = output
+            while len(self.answers) > ANSWER_CACHE_SIZE:
+                self.answers.popitem(last=False)
+        return output
 
     def deliver(self, body: bytes) -> int:
         key = hashlib.sha256(body).hexdigest()
@@ -196,8 +233,7 @@ class MockServer:
     def start(self) -> None:
         if self._server is not None:
             return
-        server = ThreadingHTTPServer((self.host, self.port), _handler_for(self))
-        server.daemon_threads = True
+        server = _HTTPServer((self.host, self.port), _handler_for(self))
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever,
@@ -226,6 +262,7 @@ class MockServer:
 
     def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Reply:
         """Answer one request (the HTTP handler's whole job; callable directly in tests)."""
+        arrived = time.monotonic()
         path = path.split("?", 1)[0].rstrip("/")
         if method == "GET" and path == "/v1/models":
             return Reply(200, _models())
@@ -239,22 +276,26 @@ class MockServer:
             return _error(400, "request needs a 'messages' list", "invalid_request_error")
         with self._state.lock:
             self._state.requests.append(request)
-        return self._complete(request, headers, body)
+        return self._complete(request, headers, body, arrived)
 
-    def _complete(self, request: dict[str, Any], headers: Mapping[str, str], body: bytes) -> Reply:
+    def _complete(
+        self, request: dict[str, Any], headers: Mapping[str, str], body: bytes, arrived: float
+    ) -> Reply:
         try:
-            conversation = _conversation_in(request["messages"])
+            transcript, conversation = _conversation_in(request["messages"])
             faults = self._faults_for(request, headers, conversation.id)
         except (ExtractorError, ValueError) as exc:
             return _error(400, str(exc), "invalid_request_error")
+        output = self._state.offline_output(transcript, conversation)
         delay = _float_header(headers, "x-mock-latency", self.latency)
-        if delay > 0:
-            time.sleep(delay)
+        remaining = delay - (time.monotonic() - arrived)
+        if remaining > 0:
+            time.sleep(remaining)
         delivery = self._state.deliver(body)
         for fault in faults:
             if fault.name in TRANSPORT_FAULTS and fault.fires(delivery):
                 return self._transport_fault(fault.name, headers)
-        return _answer(request, conversation, faults)
+        return _answer(request, conversation, faults, output)
 
     def _faults_for(
         self, request: dict[str, Any], headers: Mapping[str, str], conversation_id: str
@@ -282,13 +323,16 @@ class MockServer:
 # --- Building the answer ---------------------------------------------------------------------
 
 
-def _answer(request: dict[str, Any], conversation: Conversation, faults: Sequence[Fault]) -> Reply:
-    from .clients.offline import offline_extract
-
+def _answer(
+    request: dict[str, Any],
+    conversation: Conversation,
+    faults: Sequence[Fault],
+    output: dict[str, Any],
+) -> Reply:
+    """The answer to ``request``, given the offline model's ``output`` for its conversation."""
     messages = request["messages"]
     attempt = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
     feedback = _feedback(messages)
-    output = offline_extract(conversation)
     for fault in faults:
         if fault.name in CANDIDATE_FAULTS and fault.fires(attempt, feedback):
             output = _with_bad_candidate(output, fault.name, conversation)
@@ -378,12 +422,13 @@ def _tool_name(request: Mapping[str, Any]) -> str:
     return str(tools[0].get("function", {}).get("name", "ExtractionOutput"))
 
 
-def _conversation_in(messages: Sequence[Any]) -> Conversation:
+def _conversation_in(messages: Sequence[Any]) -> tuple[str, Conversation]:
+    """The first message holding a transcript, and the conversation parsed from it."""
     for message in messages:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, str) and '<conversation id="' in content:
-            return parse_transcript(content)
-    return parse_transcript("")
+            return content, parse_transcript(content)
+    return "", parse_transcript("")
 
 
 def _feedback(messages: Sequence[Any]) -> str:
@@ -479,10 +524,18 @@ def _seconds(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    """One thread per connection (a keep-alive client holds its thread); a deep listen queue."""
+
+    daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
+
+
 def _handler_for(server: MockServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         timeout = 30
+        disable_nagle_algorithm = True  # see "Latency" in the module docstring
 
         def do_GET(self) -> None:
             self._serve("GET")

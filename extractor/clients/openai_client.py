@@ -49,14 +49,16 @@ system prompt is sent on one line (:func:`~extractor.clients.wire.compact_prompt
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import copy
 import email.utils
+import inspect
 import json
 import logging
 import re
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+import weakref
+from collections.abc import AsyncGenerator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +66,7 @@ from typing import Any
 import httpx2
 import instructor
 import openai
+from instructor import ResponseSchema
 from instructor.core.exceptions import InstructorRetryException
 from instructor.core.hooks import Hooks
 from openai.types.chat import ChatCompletion
@@ -101,6 +104,12 @@ NO_KEY = "no-key-needed"
 
 _RETRYABLE_STATUS = frozenset({408, 409})
 
+#: Connection pool of each event loop's SDK client. Requests beyond ``max_connections`` wait for
+#: a free connection, so it must exceed any concurrency we run (``--concurrency`` times the chunk
+#: concurrency); kept-alive connections beyond ``max_keepalive_connections`` are closed after
+#: their request and re-opened by the next one.
+POOL_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=256)
+
 # instructor logs every failed attempt at ERROR level; we record them as AttemptRecords instead.
 # A NullHandler only stops Python's last-resort printing: an application's handlers still see them.
 logging.getLogger("instructor").addHandler(logging.NullHandler())
@@ -134,9 +143,10 @@ class _Call:
 
 
 _CALL: ContextVar[_Call] = ContextVar("extractor_openai_call")
+_SCHEMAS: dict[str, dict[str, Any]] = {}
 
 
-class GatedExtraction(ExtractionOutput):
+class GatedExtraction(ExtractionOutput, ResponseSchema):
     """The whole extraction for one conversation (or one chunk of it)."""
 
     model_config = ConfigDict(title="ExtractionOutput", hide_input_in_errors=True)
@@ -167,13 +177,79 @@ class GatedExtraction(ExtractionOutput):
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """The lean schema instructor sends in every mode (see :mod:`extractor.clients.wire`).
 
-        Answers are still validated against the full model: only what is sent shrinks.
+        Answers are still validated against the full model: only what is sent shrinks. Built
+        once per set of arguments (a copy is returned, so a caller may change it): instructor
+        asks for it on every request, and building it costs milliseconds.
         """
-        return lean_schema(super().model_json_schema(*args, **kwargs))
+        key = json.dumps([args, kwargs], sort_keys=True, default=repr)
+        built = _SCHEMAS.get(key)
+        if built is None:
+            built = _SCHEMAS[key] = lean_schema(super().model_json_schema(*args, **kwargs))
+        return copy.deepcopy(built)
 
 
 GatedExtraction.__name__ = "ExtractionOutput"
 _SCHEMA = GatedExtraction.model_json_schema()
+
+
+def _check_async_validators_once() -> None:
+    """Let instructor check :class:`GatedExtraction` for async validators once, not per request.
+
+    instructor refuses response models with its async validators, and walks the model's whole
+    class tree to find out -- afresh, about seven times per request (~1 ms of CPU in all, the
+    largest single cost of a call). The answer cannot change for a class defined here, so it
+    is checked once, now; the check instructor's modules call is replaced by one that returns
+    at once for this class and runs the original for every other model. Nothing happens if
+    instructor's internals have moved (the check then just stays slow).
+    """
+    try:
+        from instructor.v2.core import patch as instructor_patch
+        from instructor.v2.validation import async_validators
+    except ImportError:  # pragma: no cover - another instructor layout
+        return
+    original = getattr(async_validators, "reject_async_validators", None)
+    if original is None or getattr(original, "checked_once", None) is not None:
+        return
+    original(GatedExtraction)
+
+    def reject_async_validators(response_model: Any) -> None:
+        if response_model is not GatedExtraction:
+            original(response_model)
+
+    reject_async_validators.checked_once = GatedExtraction  # type: ignore[attr-defined]
+    async_validators.reject_async_validators = reject_async_validators
+    if getattr(instructor_patch, "reject_async_validators", None) is original:
+        setattr(instructor_patch, "reject_async_validators", reject_async_validators)  # noqa: B010
+
+
+_check_async_validators_once()
+
+
+@dataclass
+class _Session:
+    """One event loop's SDK client, wrapped by instructor; ``closer`` closes what we opened."""
+
+    key: tuple[Any, ...]
+    instructor: instructor.AsyncInstructor
+    closer: AsyncGenerator[None, None] | None
+
+    async def close(self) -> None:
+        if self.closer is not None:
+            await self.closer.aclose()
+
+
+async def _closer(sdk: openai.AsyncOpenAI) -> AsyncGenerator[None, None]:
+    """Suspended for the session's life; closing it closes the SDK client and its connections.
+
+    An async generator because the event loop finalizes the ones still suspended before it
+    closes (``loop.shutdown_asyncgens()``, which ``asyncio.run`` calls): the connections are
+    closed on their own loop, while it still runs, instead of being garbage-collected after it
+    closed ("Event loop is closed").
+    """
+    try:
+        yield
+    finally:
+        await sdk.close()
 
 
 class OpenAIClient:
@@ -182,7 +258,9 @@ class OpenAIClient:
     ``mode`` is one of ``tools``, ``json_schema``, ``json``, ``md_json``. ``max_attempts`` counts
     model answers per conversation (1 = no re-ask). ``http_client`` (an ``httpx2.AsyncClient``)
     is passed to the SDK as is and never closed here; it must belong to the event loop that
-    calls :meth:`extract`.
+    calls :meth:`extract`. Otherwise each event loop gets its own connection pool
+    (:data:`POOL_LIMITS`), reused by every call on it and closed when the loop shuts down or on
+    :meth:`aclose` (``async with OpenAIClient(...) as client:`` does that too).
     """
 
     def __init__(
@@ -220,6 +298,9 @@ class OpenAIClient:
         self.extra_headers = dict(extra_headers or {})
         self._http_client = http_client
         self._ssl_context: ssl.SSLContext | None = None
+        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Session] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @property
     def model_name(self) -> str:
@@ -244,15 +325,15 @@ class OpenAIClient:
         hooks.on("parse:error", call.on_parse_error)
         token = _CALL.set(call)
         try:
-            async with self._session() as session:
-                await session.create_with_completion(
-                    messages=prompt.render(conversation),  # type: ignore[arg-type]
-                    response_model=GatedExtraction,
-                    max_retries=self.max_attempts - 1,
-                    strict=False,
-                    hooks=hooks,
-                    **self._request_kwargs(),
-                )
+            session = await self._session()
+            await session.create_with_completion(
+                messages=prompt.render(conversation),  # type: ignore[arg-type]
+                response_model=GatedExtraction,
+                max_retries=self.max_attempts - 1,
+                strict=False,
+                hooks=hooks,
+                **self._request_kwargs(),
+            )
         except InstructorRetryException as exc:
             cause = exc.__cause__
             if isinstance(cause, ExtractorError):
@@ -281,18 +362,31 @@ class OpenAIClient:
             kwargs["max_tokens"] = self.max_tokens
         return kwargs
 
-    @contextlib.asynccontextmanager
-    async def _session(self) -> AsyncIterator[instructor.AsyncInstructor]:
-        """An SDK client for this call, closed after it.
+    async def _session(self) -> instructor.AsyncInstructor:
+        """The SDK client of the running event loop, made on its first call there.
 
-        One per call rather than one per client: an ``httpx`` client belongs to the event loop
-        it first ran on, and :func:`~extractor.clients.base.extract_sync` starts a new loop each
-        time. The SSL context -- the expensive part -- is shared, so a call costs a few ms more
-        and a new connection, against seconds of model time.
+        An ``httpx`` client (and so its connection pool) belongs to the event loop it first
+        ran on, while :func:`~extractor.clients.base.extract_sync` starts a new loop each time:
+        so there is one session per loop, reused by every call on that loop -- one connection
+        per request in flight, kept alive -- and closed *on* that loop: when the loop shuts
+        down (``asyncio.run`` closes it before closing the loop, see :func:`_closer`), by
+        :meth:`aclose`, or when a setting it was built from changes. Making one per call
+        instead costs ~6 ms of CPU and a new connection per conversation.
         """
-        http = self._http_client or openai.DefaultAsyncHttpxClient(verify=self._ssl())
+        loop = asyncio.get_running_loop()
+        key = self._session_key()
+        session = self._sessions.get(loop)
+        if session is not None and session.key == key:
+            return session.instructor
+        if session is not None:
+            del self._sessions[loop]
+            await session.close()
+        owned = self._http_client is None
+        http = self._http_client or openai.DefaultAsyncHttpxClient(
+            verify=self._ssl(), limits=POOL_LIMITS
+        )
         sdk = openai.AsyncOpenAI(
-            api_key=self.api_key or _default_key(self.base_url),
+            api_key=key[0],
             base_url=self.base_url,
             timeout=self.timeout,
             max_retries=0,
@@ -301,13 +395,44 @@ class OpenAIClient:
         )
         mode = MODES[self.mode]
         create = instructor.patch(create=self._sender(sdk), mode=mode)
-        try:
-            yield instructor.AsyncInstructor(
+        session = _Session(
+            key=key,
+            instructor=instructor.AsyncInstructor(
                 client=sdk, create=create, mode=mode, provider=instructor.Provider.OPENAI
-            )
-        finally:
-            if self._http_client is None:
-                await sdk.close()
+            ),
+            closer=_closer(sdk) if owned else None,
+        )
+        if session.closer is not None:
+            await anext(session.closer)  # registers it with the loop's shutdown_asyncgens()
+        self._sessions[loop] = session
+        return session.instructor
+
+    def _session_key(self) -> tuple[Any, ...]:
+        """What a session is built from: a change in any of these builds a new one."""
+        return (
+            self.api_key or _default_key(self.base_url),
+            self.base_url,
+            self.timeout,
+            tuple(sorted(self.extra_headers.items())),
+            self.mode,
+            id(self._http_client),
+        )
+
+    async def aclose(self) -> None:
+        """Close the running event loop's connections now.
+
+        Optional: they are closed anyway when the loop shuts down. For a client used across
+        several loops, each loop's connections close with it.
+        """
+        session = self._sessions.pop(asyncio.get_running_loop(), None)
+        if session is not None:
+            await session.close()
+
+    async def __aenter__(self) -> OpenAIClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def _ssl(self) -> ssl.SSLContext:
         if self._ssl_context is None:
@@ -315,10 +440,12 @@ class OpenAIClient:
         return self._ssl_context
 
     def _sender(self, sdk: openai.AsyncOpenAI) -> Any:
+        schema_in_prompt = self.mode in _SCHEMA_IN_PROMPT
+
         async def send(*args: Any, **kwargs: Any) -> ChatCompletion:
             call = _CALL.get()
             call.attempt += 1
-            if "messages" in kwargs:
+            if schema_in_prompt and "messages" in kwargs:
                 kwargs["messages"] = compact_prompt_schema(kwargs["messages"], _SCHEMA)
             response = await self._send_with_retries(sdk, call, args, kwargs)
             _observe(call, response)
@@ -332,8 +459,7 @@ class OpenAIClient:
         retry = 0
         while True:
             try:
-                response: ChatCompletion = await sdk.chat.completions.create(*args, **kwargs)
-                return response
+                return await _create(sdk, args, kwargs)
             except openai.APIError as exc:
                 delay = self._retry_delay(exc, retry, call)
             await asyncio.sleep(delay)
@@ -376,6 +502,64 @@ class OpenAIClient:
                 attempts=call.attempt,
             ) from exc
         return backoff
+
+
+#: Modes in which instructor writes the schema into the system prompt (see ``wire``).
+_SCHEMA_IN_PROMPT = frozenset({"json", "md_json"})
+
+
+@dataclass(frozen=True)
+class _DirectPost:
+    """How to send a chat completion without the SDK's parameter transform (see :func:`_create`).
+
+    ``fields`` are the body fields of ``AsyncCompletions.create`` in the order it writes them;
+    ``options`` makes the request options it passes.
+    """
+
+    fields: tuple[str, ...]
+    names: frozenset[str]
+    options: Any
+
+    @classmethod
+    def for_installed_sdk(cls) -> _DirectPost | None:
+        """``None`` when this SDK version does not look like the one this was written for."""
+        try:
+            from openai._base_client import make_request_options
+            from openai.resources.chat.completions import AsyncCompletions
+        except ImportError:  # pragma: no cover - another SDK layout
+            return None
+        params = inspect.signature(AsyncCompletions.create).parameters
+        takes = inspect.signature(make_request_options).parameters
+        if "security" not in takes or not {"messages", "model", "tools"} <= set(params):
+            return None  # pragma: no cover - another SDK layout
+        request_only = {"self", "extra_headers", "extra_query", "extra_body", "timeout"}
+        fields = tuple(p for p in params if p not in request_only)
+        return cls(fields, frozenset(fields), make_request_options)
+
+
+_DIRECT = _DirectPost.for_installed_sdk()
+
+
+async def _create(
+    sdk: openai.AsyncOpenAI, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> ChatCompletion:
+    """``sdk.chat.completions.create(**kwargs)``, minus the SDK's parameter transform.
+
+    ``create`` walks every request -- each message, the whole tool schema -- through its typed
+    parameter transform (renaming aliased keys, encoding files), ~1 ms of CPU per request; for
+    the plain JSON this client sends it changes nothing. So the body is built here, in the
+    order ``create`` writes it, and posted through the same SDK client (same headers, auth,
+    errors, response parsing); ``tests/test_openai_wire.py`` holds the bodies byte-identical.
+    Anything unexpected (positional arguments, a field ``create`` does not know, streaming)
+    goes through ``create`` itself.
+    """
+    direct = _DIRECT
+    if direct is None or args or kwargs.get("stream") or not kwargs.keys() <= direct.names:
+        response: ChatCompletion = await sdk.chat.completions.create(*args, **kwargs)
+        return response
+    body = {name: kwargs[name] for name in direct.fields if name in kwargs}
+    options = direct.options(security={"bearer_auth": True})
+    return await sdk.post("/chat/completions", body=body, cast_to=ChatCompletion, options=options)
 
 
 def _default_key(base_url: str | None) -> str | None:
