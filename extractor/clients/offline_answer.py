@@ -23,17 +23,9 @@ from __future__ import annotations
 import re
 
 from ..conversation import Message
-from ..vocab import CandidateKind, Capability, MemoryType, Origin, Role
-from .offline_draft import (
-    Draft,
-    Group,
-    keep_uncertainty,
-    point_in_time,
-    temporal_for,
-    uncertainty_for,
-)
+from ..vocab import MemoryType, Origin, Role
+from .offline_draft import Group
 from .offline_english import finish
-from .offline_entities import entities_in
 from .offline_text import (
     Piece,
     clauses,
@@ -45,6 +37,7 @@ from .offline_text import (
     sentences,
     strip_opener,
 )
+from .offline_user import proposition, stated
 
 MAX_ANSWER_WORDS = 12
 
@@ -125,30 +118,14 @@ def answer_groups(message: Message, previous: Message | None, covered: list[Piec
         content = _open_content(question, answer.text)
     if content is None:
         return []
-    event = Draft(
-        message_id=str(message.id),
-        piece=answer,
-        kind=CandidateKind.OBSERVATION,
-        memory_type=MemoryType.ASSERTION_EVENT,
-        content=f'User stated: "{answer.text}"',
-        origin=Origin.USER,
-        temporal=point_in_time(message.timestamp),
-        entities=entities_in(answer.text),
-        requested_uses=[Capability.CONVERSATIONAL_CONTEXT],
-        uncertainty=uncertainty_for(answer.text),
-    )
-    claim = Draft(
-        message_id=str(message.id),
-        piece=answer,
-        kind=CandidateKind.PROPOSITION,
-        memory_type=MemoryType.WORLD_PROPOSITION,
-        content=keep_uncertainty(answer.text, content),
-        origin=Origin.USER,
-        temporal=temporal_for(f"{answer.text} {question}", message.timestamp),
-        entities=entities_in(answer.text),
-        requested_uses=[Capability.PERSONALIZATION, Capability.CONVERSATIONAL_CONTEXT],
-        uncertainty=uncertainty_for(answer.text),
-        parent=0,
+    event = stated(answer, message, Origin.USER)
+    claim = proposition(
+        answer,
+        message,
+        Origin.USER,
+        MemoryType.WORLD_PROPOSITION,
+        content,
+        time_text=f"{answer.text} {question}",
     )
     return [Group([event, claim], priority=0)]
 

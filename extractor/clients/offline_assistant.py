@@ -85,11 +85,10 @@ def assistant_groups(message: Message, said_before: Set[str] = frozenset()) -> l
     about the user that nobody made ("Your flight departs at 9:40 AM.")."""
     if is_injection(message.text):
         return []
-    user_words = said_before
     groups: list[Group] = []
     for raw in sentences(message):
         piece = strip_opener(raw)
-        if piece is None or not is_claim(piece.text, user_words):
+        if piece is None or not is_claim(piece.text, said_before):
             continue
         content = keep_uncertainty(piece.text, finish(piece.text))
         draft = Draft(

@@ -270,6 +270,7 @@ def classify(text: str) -> MemoryType | None:
 
 
 def stated(piece: Piece, message: Message, origin: Origin) -> Draft:
+    """The assertion event of ``piece``: the system witnessed the speaker say it."""
     speaker = "User" if origin is Origin.USER else "System message"
     return Draft(
         message_id=str(message.id),
@@ -300,15 +301,30 @@ def claim_for(piece: Piece, message: Message, origin: Origin) -> Draft | None:
         content = _subjectless_content(piece.text, subjectless)
     else:
         content = third_person(tidy(piece.text))
-    kind = CandidateKind.PROPOSITION
+    return proposition(piece, message, origin, memory_type, content)
+
+
+def proposition(
+    piece: Piece,
+    message: Message,
+    origin: Origin,
+    memory_type: MemoryType,
+    content: str,
+    *,
+    time_text: str | None = None,
+) -> Draft:
+    """The claim in ``piece``, the child of the assertion event :func:`stated` makes of it.
+
+    Time is read from ``time_text`` when given (a bare answer's time may be in the question).
+    """
     return Draft(
         message_id=str(message.id),
         piece=piece,
-        kind=kind,
+        kind=CandidateKind.PROPOSITION,
         memory_type=memory_type,
         content=keep_uncertainty(piece.text, content),
         origin=origin,
-        temporal=temporal_for(piece.text, message.timestamp),
+        temporal=temporal_for(time_text or piece.text, message.timestamp),
         entities=entities_in(piece.text),
         requested_uses=list(_USES[memory_type]),
         uncertainty=uncertainty_for(piece.text),
@@ -337,18 +353,15 @@ def _subjectless(text: str) -> re.Match[str] | None:
 
 def _subjectless_content(text: str, m: re.Match[str]) -> str:
     """Put "User" back: "Love hiking" → "User loves hiking"; "Getting ready" → "User is ..."."""
-    head = text[: m.start("like") if m.group("like") else 0]
-    rest = text[m.end() :]
-    if m.group("like"):
-        verb = m.group("like").lower()
-        return finish(f"User {head.lower()}{verb}s {rest}")
-    if m.group("ing"):
-        return finish(f"User is {text[:1].lower()}{text[1:]}")
-    if m.group("fan"):
-        return finish(f"User is {text[:1].lower()}{text[1:]}")
+    if like := m.group("like"):
+        head, rest = text[: m.start("like")], text[m.end() :]
+        return finish(f"User {head.lower()}{like.lower()}s {rest}")
+    lowered = text[:1].lower() + text[1:]
+    if m.group("ing") or m.group("fan"):
+        return finish(f"User is {lowered}")
     if m.group("been"):
-        return finish(f"User has {text[:1].lower()}{text[1:]}")
-    return finish(f"User {text[:1].lower()}{text[1:]}")
+        return finish(f"User has {lowered}")
+    return finish(f"User {lowered}")
 
 
 _COMMON_FIRST = frozenset(
