@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from extractor.ledger import Ledger
@@ -28,6 +29,20 @@ def context() -> multiprocessing.context.BaseContext:
     return ctx
 
 
+def run_workers(target: Callable[..., None], path: Path) -> list[int | None]:
+    """Run ``target(path, worker, start)`` in :data:`WORKERS` processes released at once; their
+    exit codes."""
+    ctx = context()
+    start = ctx.Event()
+    procs = [ctx.Process(target=target, args=(str(path), w, start)) for w in range(WORKERS)]
+    for proc in procs:
+        proc.start()
+    start.set()
+    for proc in procs:
+        proc.join(120)
+    return [proc.exitcode for proc in procs]
+
+
 def write_many(path: str, worker: int, start: multiprocessing.synchronize.Event) -> None:
     from test_ledger import make_failure, make_result
 
@@ -46,15 +61,7 @@ def test_concurrent_writer_processes_lose_and_duplicate_nothing(tmp_path: Path):
     path = tmp_path / "ledger.db"
     with Ledger(path) as ledger:
         ledger.start_run(RUN_PROV, run_id=SHARED_RUN)
-    ctx = context()
-    start = ctx.Event()
-    procs = [ctx.Process(target=write_many, args=(str(path), w, start)) for w in range(WORKERS)]
-    for proc in procs:
-        proc.start()
-    start.set()
-    for proc in procs:
-        proc.join(120)
-    assert [proc.exitcode for proc in procs] == [0] * WORKERS
+    assert run_workers(write_many, path) == [0] * WORKERS
 
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -87,15 +94,7 @@ def open_blank(path: str, worker: int, start: multiprocessing.synchronize.Event)
 
 def test_processes_opening_a_blank_file_at_once_migrate_it_once(tmp_path: Path):
     path = tmp_path / "fresh.db"
-    ctx = context()
-    start = ctx.Event()
-    procs = [ctx.Process(target=open_blank, args=(str(path), w, start)) for w in range(WORKERS)]
-    for proc in procs:
-        proc.start()
-    start.set()
-    for proc in procs:
-        proc.join(120)
-    assert [proc.exitcode for proc in procs] == [0] * WORKERS
+    assert run_workers(open_blank, path) == [0] * WORKERS
     with sqlite3.connect(path) as db:
         names = [r[0] for r in db.execute("SELECT name FROM migrations ORDER BY rowid")]
         assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == WORKERS

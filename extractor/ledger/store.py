@@ -96,7 +96,8 @@ class Ledger:
             raise LedgerError(f"{self.path}: cannot open the ledger: {exc}") from None
         with self._errors("open"):
             self._configure(busy_timeout)
-            if self._user_tables() and not self._has_migrations():
+            tables = self._user_tables()
+            if tables and "migrations" not in tables:
                 raise LedgerError(f"{self.path}: not a memory-candidate-extractor ledger")
             self.applied_now = migrate(self._db)
 
@@ -111,9 +112,6 @@ class Ledger:
     def _user_tables(self) -> set[str]:
         found = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
         return {str(r[0]) for r in found}
-
-    def _has_migrations(self) -> bool:
-        return "migrations" in self._user_tables()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -180,9 +178,8 @@ class Ledger:
         return run_id
 
     def _resume(self, db: sqlite3.Connection, run_id: str, row: rows.Row) -> None:
-        stored = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        names = [d[0] for d in db.execute("SELECT * FROM runs LIMIT 0").description]
-        old = dict(zip(names, stored, strict=True))
+        cursor = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        old = dict(zip([d[0] for d in cursor.description], cursor.fetchone(), strict=True))
         keys = [k for k in row if k not in ("started_at", "status")]
         changed = [k for k in keys if old[k] != row[k]]
         if changed:
@@ -307,16 +304,13 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
         )
         return ConversationHistory(
             conversation_id,
+            [_recorded_result(r) for r in results],
             [
-                RecordedResult(
-                    r["run_id"],
-                    r["result_key"],
-                    ConversationResult.model_validate_json(r["result_json"]),
+                RecordedFailure(
+                    f["run_id"],
+                    f["failure_key"],
+                    FailureRecord.model_validate_json(f["failure_json"]),
                 )
-                for r in results
-            ],
-            [
-                RecordedFailure(f["run_id"], f["failure_key"], _failure(f["failure_json"]))
                 for f in failures
             ],
         )
@@ -328,8 +322,7 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
         if run_id is not None:
             sql, params = sql + " WHERE run_id = ?", (run_id,)
         for row in self._query(sql + " ORDER BY rowid", params):
-            result = ConversationResult.model_validate_json(row["result_json"])
-            yield RecordedResult(row["run_id"], row["result_key"], result)
+            yield _recorded_result(row)
 
     def transcript(self, conversation_hash: str) -> Conversation | None:
         """The stored transcript with this content hash, if it was recorded."""
@@ -398,8 +391,9 @@ def _check_result(result: ConversationResult) -> dict[str, MemoryCandidate]:
     return by_id
 
 
-def _failure(text: str) -> FailureRecord:
-    return FailureRecord.model_validate_json(text)
+def _recorded_result(row: sqlite3.Row) -> RecordedResult:
+    result = ConversationResult.model_validate_json(row["result_json"])
+    return RecordedResult(row["run_id"], row["result_key"], result)
 
 
 def _run_record(row: sqlite3.Row) -> RunRecord:
