@@ -5,7 +5,22 @@ Import from tests as ``from helpers import ...``.
 
 from __future__ import annotations
 
+import json
 import textwrap
+from pathlib import Path
+from typing import Any
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """Every line of a JSONL output; the file must end with a newline (no half-written line)."""
+    raw = path.read_bytes() if path.exists() else b""
+    assert not raw or raw.endswith(b"\n"), f"{path} ends with a partial line"
+    return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+def conv(cid: str, text: str = "I live in Lisbon and I prefer tea.") -> str:
+    """One input line: a conversation ``cid`` with a single user message."""
+    return json.dumps({"id": cid, "messages": [{"role": "user", "content": text}]})
 
 
 def cli_run_script(prelude: str, client: str, *, first_arg: int = 1) -> str:

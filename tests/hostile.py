@@ -6,13 +6,14 @@ Import from tests as ``from hostile import ...``.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from helpers import read_lines
 
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.results import ConversationResult, FailureRecord
@@ -72,15 +73,6 @@ def candidate(
 
 #: A valid candidate every scripted output carries, to show valid work survives hostile work.
 VALID = candidate("c1", "m0", "My manager is Alice.")
-
-
-def read_lines(path: Path) -> list[dict[str, Any]]:
-    """Every line of a JSONL output; the file must end with a newline (no half-written line)."""
-    if not path.exists():
-        return []
-    raw = path.read_bytes()
-    assert not raw or raw.endswith(b"\n"), f"{path} ends with a partial line"
-    return [json.loads(line) for line in raw.splitlines() if line.strip()]
 
 
 def assert_each_exactly_once(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import read_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -84,14 +85,6 @@ def conv_line(cid: str, text: str | None = None) -> str:
 def write_jsonl(path: Path, lines: list[str]) -> Path:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
-
-
-def read_lines(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    raw = path.read_bytes()
-    assert not raw or raw.endswith(b"\n"), f"{path} ends with a partial line"
-    return [json.loads(line) for line in raw.splitlines() if line.strip()]
 
 
 def extractor_with(client: Client) -> Extractor:

@@ -17,7 +17,7 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner, Result
-from helpers import slow_run_script
+from helpers import conv, read_lines, slow_run_script
 
 from extractor.batch import key_of_line
 from extractor.cli import cli
@@ -34,22 +34,12 @@ def invoke(*args: Any, input: bytes | str | None = None) -> Result:
     return CliRunner().invoke(cli, ["run", *map(str, args)], input=input, catch_exceptions=False)
 
 
-def lines(path: Path) -> list[dict[str, Any]]:
-    raw = path.read_bytes() if path.exists() else b""
-    assert not raw or raw.endswith(b"\n"), f"{path} ends with a partial line"
-    return [json.loads(line) for line in raw.splitlines() if line.strip()]
-
-
-def conv(cid: str, text: str = "I live in Lisbon and I prefer tea.") -> str:
-    return json.dumps({"id": cid, "messages": [{"role": "user", "content": text}]})
-
-
 def test_readme_quickstart_on_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
     out = tmp_path / "results.jsonl"
     result = invoke("examples/", "--out", out)
     assert result.exit_code == 0, result.output
-    rows = [ConversationResult.model_validate(r) for r in lines(out)]
+    rows = [ConversationResult.model_validate(r) for r in read_lines(out)]
     assert len(rows) == EXAMPLE_CONVERSATIONS
     assert {r.conversation_id for r in rows} >= {"weather-tool-1", "photo-question-9"}
     assert sum(len(r.candidates) for r in rows) > 0
@@ -57,7 +47,7 @@ def test_readme_quickstart_on_examples(tmp_path: Path, monkeypatch: pytest.Monke
         p = row.provenance
         assert p.model and p.prompt_hash.startswith("sha256:") and p.policy_version
         assert {d.memory_id for d in row.decisions} == {c.memory_id for c in row.candidates}
-    assert lines(tmp_path / "results.jsonl.failures.jsonl") == []
+    assert read_lines(tmp_path / "results.jsonl.failures.jsonl") == []
     assert "conversations" in result.stderr and "wall time" in result.stderr
     assert result.stdout == ""
 
@@ -82,7 +72,7 @@ def test_gzip_and_directories(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     result = invoke(tmp_path / "archive", "--out", out)
     assert result.exit_code == 0, result.output
-    assert [r["conversation_id"] for r in lines(out)] == ["gz1", "gz2", "plain"]
+    assert [r["conversation_id"] for r in read_lines(out)] == ["gz1", "gz2", "plain"]
 
 
 def test_a_bad_line_in_the_middle(tmp_path: Path) -> None:
@@ -91,8 +81,10 @@ def test_a_bad_line_in_the_middle(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     result = invoke(src, "--out", out)
     assert result.exit_code == 1
-    assert [r["conversation_id"] for r in lines(out)] == ["a", "c"]
-    (failure,) = [FailureRecord.model_validate(f) for f in lines(Path(f"{out}.failures.jsonl"))]
+    assert [r["conversation_id"] for r in read_lines(out)] == ["a", "c"]
+    (failure,) = [
+        FailureRecord.model_validate(f) for f in read_lines(Path(f"{out}.failures.jsonl"))
+    ]
     assert (failure.stage, failure.conversation_id, failure.input.line) == ("load", "b", 2)
     assert f"{src}:2" in failure.error and "messages" in failure.error
     assert "failures file" in result.stderr
@@ -108,7 +100,7 @@ def test_resume_never_duplicates(tmp_path: Path) -> None:
     second = invoke(src, "--out", out, "--json")
     summary = RunSummary.model_validate_json(second.stdout)
     assert (summary.skipped, summary.processed) == (5, 1)
-    assert [r["conversation_id"] for r in lines(out)] == [f"c{i}" for i in range(6)]
+    assert [r["conversation_id"] for r in read_lines(out)] == [f"c{i}" for i in range(6)]
 
 
 def test_json_summary_for_machines(tmp_path: Path) -> None:
@@ -116,7 +108,7 @@ def test_json_summary_for_machines(tmp_path: Path) -> None:
     result = invoke(EXAMPLES / "conversations.jsonl", "--out", out, "--json")
     summary = RunSummary.model_validate_json(result.stdout)
     assert summary.conversations == summary.processed == 3
-    assert summary.candidates == sum(len(r["candidates"]) for r in lines(out))
+    assert summary.candidates == sum(len(r["candidates"]) for r in read_lines(out))
     assert sum(summary.candidates_by_state.values()) == summary.candidates
     assert summary.usage.total_tokens > 0
     assert (summary.out, summary.failures_file) == (str(out), f"{out}.failures.jsonl")
@@ -173,11 +165,11 @@ def test_the_llm_path_through_a_mock_openai_server(tmp_path: Path) -> None:
             "--api-key", "test-key", "--no-cache", "--concurrency", "3", "--json",
         )  # fmt: skip
     assert result.exit_code == 1, result.output
-    rows = lines(out)
+    rows = read_lines(out)
     assert [r["conversation_id"] for r in rows] == ["c0", "c1", "c3", "c4", "c5"]
     assert all(r["provenance"]["model"] == "mock-model" for r in rows)
     assert all(r["usage"]["total_tokens"] > 0 for r in rows)
-    (failure,) = lines(Path(f"{out}.failures.jsonl"))
+    (failure,) = read_lines(Path(f"{out}.failures.jsonl"))
     assert (failure["conversation_id"], failure["stage"]) == ("c2", "extract")
     assert failure["error_code"] == "MODEL_REFUSED"
     summary = RunSummary.model_validate_json(result.stdout)
@@ -242,10 +234,10 @@ def test_kill_9_mid_run_then_restart_records_everything_exactly_once(tmp_path: P
     assert 10 <= written < 38
     restarted = _start(src, out)
     assert restarted.wait(timeout=120) == 1  # two inputs are unusable
-    keys = Counter(key_of_line(r) for r in lines(out) + lines(failures))
+    keys = Counter(key_of_line(r) for r in read_lines(out) + read_lines(failures))
     assert sum(keys.values()) == len(items)
     assert all(n == 1 for n in keys.values())
-    assert [r["conversation_id"] for r in lines(out)] == [
+    assert [r["conversation_id"] for r in read_lines(out)] == [
         f"k{i}" for i in range(40) if i not in (7, 23)
     ]
 
@@ -270,8 +262,8 @@ def test_first_200_conversations_of_every_data_file_run_without_a_crash(tmp_path
     out = tmp_path / "out.jsonl"
     result = invoke(sample, "--out", out, "--json")
     summary = RunSummary.model_validate_json(result.stdout)
-    failures = lines(Path(f"{out}.failures.jsonl"))
+    failures = read_lines(Path(f"{out}.failures.jsonl"))
     assert failures == [], failures[:3]
     assert result.exit_code == 0
-    assert summary.processed == len(lines(out)) == expected
+    assert summary.processed == len(read_lines(out)) == expected
     assert os.path.getsize(out) > 0

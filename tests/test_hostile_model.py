@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli_run_script
+from helpers import cli_run_script, read_lines
 from hostile import (
     BASE,
     VALID,
@@ -37,7 +37,6 @@ from hostile import (
     assert_run_gate_held,
     candidate,
     conversation,
-    read_lines,
 )
 
 from extractor.batch import BatchConfig, run_batch

@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import slow_run_script
-from hostile import BASE, MESSAGES, assert_ledger_consistent, read_lines
+from helpers import conv, read_lines, slow_run_script
+from hostile import BASE, MESSAGES, assert_ledger_consistent
 
 from extractor.batch import key_of_line, run_batch
 from extractor.cli import cli
@@ -50,10 +50,6 @@ SLOW_RUN = slow_run_script(0.03)
 def memory_cap() -> None:
     """A subprocess that starts reading without end fails fast instead of eating the machine."""
     resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
-
-
-def conv(cid: str, text: str = "I live in Lisbon and I prefer tea.") -> str:
-    return json.dumps({"id": cid, "messages": [{"role": "user", "content": text}]})
 
 
 CLI = [sys.executable, "-c", "from extractor.cli import cli; cli()"]

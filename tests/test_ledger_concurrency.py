@@ -7,14 +7,9 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from extractor.ledger import Ledger
-from extractor.results import RunProvenance
+from test_ledger import RUN_PROV
 
-# Workers run in spawned processes: keep what they import small (no hypothesis, no pytest).
-RUN_PROV = RunProvenance(
-    model="offline", prompt_id="p", prompt_version="1", prompt_hash="sha256:p",
-    policy_id="default", policy_version="1.0.0", extractor_version="0.1.0",
-)  # fmt: skip
+from extractor.ledger import Ledger
 
 WORKERS = 4
 PER_WORKER = 10

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import PROVENANCE
 
-from extractor.candidates import Provenance, build_candidates
+from extractor.candidates import build_candidates
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.errors import ExtractionOutputError
 from extractor.validation import ValidationOptions, validate_extraction
@@ -82,16 +83,8 @@ def codes(report) -> list[str]:
 def test_seed_manager_is_alice_gives_event_and_unverified_proposition():
     report = validate_extraction({"candidates": [event(), proposition()]}, CONV)
     assert report.ok and [u.id for u in report.accepted] == ["c1", "c2"]
-    prov = Provenance(
-        model="t",
-        prompt_id="p",
-        prompt_version="1",
-        prompt_hash="h",
-        schema_version="1",
-        extractor_version="0",
-    )
     ev, prop = build_candidates(
-        report.accepted, CONV, provenance=prov, recorded_at=datetime(2024, 5, 10, tzinfo=UTC)
+        report.accepted, CONV, provenance=PROVENANCE, recorded_at=datetime(2024, 5, 10, tzinfo=UTC)
     )
     assert ev.verification_state is VerificationState.VERIFIED_OBSERVATION_OF_EVENT
     assert prop.verification_state is VerificationState.UNVERIFIED
@@ -108,16 +101,8 @@ def test_seed_revenue_claim_from_held_assistant_is_model_output_with_hedge_kept(
     }  # fmt: skip
     report = validate_extraction({"candidates": [claim]}, CONV)
     assert report.ok
-    prov = Provenance(
-        model="t",
-        prompt_id="p",
-        prompt_version="1",
-        prompt_hash="h",
-        schema_version="1",
-        extractor_version="0",
-    )
     (record,) = build_candidates(
-        report.accepted, CONV, provenance=prov, recorded_at=datetime(2024, 1, 1)
+        report.accepted, CONV, provenance=PROVENANCE, recorded_at=datetime(2024, 1, 1)
     )
     assert record.origin_kind is Origin.MODEL_OUTPUT
     assert record.verification_state is VerificationState.INSUFFICIENT_EVIDENCE  # held: HOLD
