@@ -200,16 +200,7 @@ def _relative(text: str, low: str, anchor: date | None) -> Resolution | None:
         return _calendar_unit(m.group(1), m.group(2), anchor)
     m = re.fullmatch(r"(last|this|next|on)\s+(" + "|".join(WEEKDAYS) + ")", low)
     if m:
-        target = WEEKDAYS[m.group(2)]
-        delta = (anchor.weekday() - target) % 7 or 7
-        if m.group(1) in ("next", "this") and target != anchor.weekday():
-            d = anchor + timedelta(days=(target - anchor.weekday()) % 7)
-            return Resolution(TemporalKind.FUTURE, _day(d), _day(d))
-        if m.group(1) == "next":
-            d = anchor + timedelta(days=7)
-            return Resolution(TemporalKind.FUTURE, _day(d), _day(d))
-        d = anchor - timedelta(days=delta)
-        return Resolution(TemporalKind.POINT_IN_TIME, _day(d), _day(d))
+        return _weekday(m.group(1), WEEKDAYS[m.group(2)], anchor)
     m = re.fullmatch(
         r"(?:about\s+|around\s+)?(\w+(?: of)?|a few)\s+(day|week|month|year)s?\s+ago", low
     )
@@ -223,24 +214,36 @@ def _relative(text: str, low: str, anchor: date | None) -> Resolution | None:
         text, flags=re.IGNORECASE,
     )  # fmt: skip
     if m and (month := _month_number(m.group(2))):
-        prep = m.group(1).lower()
-        if prep in ("since", "from", "last"):
-            year = _last_occurrence(anchor, month)
-            if prep == "last" and month == anchor.month:
-                year -= 1
-        elif prep in ("next", "until", "till", "by"):
-            year = (
-                _next_occurrence(anchor, month)
-                if prep == "next"
-                else (anchor.year if month >= anchor.month else anchor.year + 1)
-            )
-        else:
-            year = anchor.year
-        value = _month(month, year)
-        if prep == "last" or prep == "next":
-            prep = "in"
-        return _bounded(prep, value, anchor)
+        return _named_month(m.group(1).lower(), month, anchor)
     return None
+
+
+def _weekday(which: str, target: int, anchor: date) -> Resolution:
+    """ "last/this/next/on <weekday>": the coming one for this/next, else the one before."""
+    if which in ("next", "this") and target != anchor.weekday():
+        d = anchor + timedelta(days=(target - anchor.weekday()) % 7)
+        return Resolution(TemporalKind.FUTURE, _day(d), _day(d))
+    if which == "next":
+        d = anchor + timedelta(days=7)
+        return Resolution(TemporalKind.FUTURE, _day(d), _day(d))
+    d = anchor - timedelta(days=(anchor.weekday() - target) % 7 or 7)
+    return Resolution(TemporalKind.POINT_IN_TIME, _day(d), _day(d))
+
+
+def _named_month(prep: str, month: int, anchor: date) -> Resolution:
+    """ "<prep> <month name>": the occurrence of the month the preposition points at."""
+    if prep in ("since", "from", "last"):
+        year = _last_occurrence(anchor, month)
+        if prep == "last" and month == anchor.month:
+            year -= 1
+    elif prep == "next":
+        year = _next_occurrence(anchor, month)
+    elif prep in ("until", "till", "by"):
+        year = anchor.year if month >= anchor.month else anchor.year + 1
+    else:
+        year = anchor.year
+    value = _month(month, year)
+    return _bounded("in" if prep in ("last", "next") else prep, value, anchor)
 
 
 def _calendar_unit(which: str, unit: str, anchor: date) -> Resolution:
