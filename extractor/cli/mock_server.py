@@ -37,7 +37,8 @@ def mock_server(port: int, faults: tuple[str, ...], latency: float, retry_after:
     \b
     Example:
         extractor mock-server --port 8089 --fault verified --latency 0.2
-        extractor run conversations.jsonl --model offline --base-url http://127.0.0.1:8089/v1
+        extractor run conversations.jsonl --model mock --base-url http://127.0.0.1:8089/v1 \\
+            --api-key unused --no-cache
     """
     server = MockServer(port=port, faults=faults, latency=latency, retry_after=retry_after)
     try:

@@ -1,3 +1,5 @@
+"""``extractor validate``: run the validation gate over an extraction made elsewhere."""
+
 from __future__ import annotations
 
 import json
