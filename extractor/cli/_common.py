@@ -24,7 +24,7 @@ from ..conversation import (
 from ..errors import ExtractorError
 from ..models import DEFAULT_MODEL, get_client
 from ..pipeline import DEFAULT_MAX_CHUNK_CHARS, Extractor
-from ..validation import ValidationOptions
+from ..validation import Rejection, ValidationOptions
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
@@ -40,6 +40,12 @@ class UnusableInput(click.ClickException):
     """An input file or option the command cannot use at all: exit code 2."""
 
     exit_code = EXIT_USAGE
+
+
+def rejection_line(r: Rejection) -> str:
+    """One rejection as ``validate`` and ``ledger show`` print it."""
+    field = f" ({r.field})" if r.field else ""
+    return f"rejected {r.candidate_id or '#' + str(r.index)}: {r.code.value}{field}: {r.message}"
 
 
 def _stack(*decorators: Decorator) -> Decorator:

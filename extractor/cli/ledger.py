@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
 
@@ -16,7 +17,7 @@ import click
 from ..errors import LedgerError
 from ..hashing import canonical_json
 from ..ledger import EXPORTABLE, ConversationHistory, Ledger, MemoryRecord, RunRecord
-from ._common import EXIT_REJECTED, UnusableInput
+from ._common import EXIT_REJECTED, UnusableInput, rejection_line
 
 LEDGER_PATH = click.Path(path_type=Path, exists=True, dir_okay=False)
 
@@ -72,13 +73,10 @@ def _run_cells(run: RunRecord) -> tuple[str, ...]:
 
 
 def _run_json(run: RunRecord) -> dict[str, Any]:
-    return {
-        "run_id": run.run_id, "started_at": run.started_at, "finished_at": run.finished_at,
-        "status": run.status, "provenance": run.provenance.model_dump(mode="json"),
-        "settings": run.settings, "summary": run.summary, "conversations": run.conversations,
-        "candidates": run.candidates, "persisted": run.persisted, "rejections": run.rejections,
-        "failures": run.failures,
-    }  # fmt: skip
+    """Every field of the record, in its order; the provenance as JSON."""
+    data = {f.name: getattr(run, f.name) for f in fields(run)}
+    data["provenance"] = run.provenance.model_dump(mode="json")
+    return data
 
 
 @ledger.command()
@@ -193,9 +191,7 @@ def _render_history(history: ConversationHistory) -> None:
             )  # fmt: skip
             echo(f"  {c.memory_id}  {c.memory_type.value:<22} {verdict}  {c.content}")
         for j in r.rejections:
-            field = f" ({j.field})" if j.field else ""
-            echo(f"  rejected {j.candidate_id or '#' + str(j.index)}: {j.code.value}{field}: "
-                 f"{j.message}")  # fmt: skip
+            echo(f"  {rejection_line(j)}")
     for failed in history.failures:
         f = failed.failure
         echo(f"run {failed.run_id}: FAILED at {f.stage}: {f.error_code}: {f.error}")

@@ -11,7 +11,7 @@ import click
 from ..conversation import Conversation, iter_inputs
 from ..errors import ExtractorError, InputError
 from ..validation import ValidationOptions, validate_extraction
-from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput
+from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput, rejection_line
 
 
 @click.command()
@@ -54,7 +54,5 @@ def validate(
             click.echo(f"corrected {c.candidate_id}: [{c.claimed_start}:{c.claimed_end}] -> "
                        f"[{c.start}:{c.end}]")  # fmt: skip
         for r in report.rejections:
-            field = f" ({r.field})" if r.field else ""
-            click.echo(f"rejected {r.candidate_id or '#' + str(r.index)}: {r.code.value}{field}: "
-                       f"{r.message}")  # fmt: skip
+            click.echo(rejection_line(r))
     raise SystemExit(EXIT_OK if report.ok else EXIT_REJECTED)
