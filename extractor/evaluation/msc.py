@@ -36,6 +36,7 @@ from ..errors import ExtractorError, InputError, InputLocation
 from ..results import ConversationResult
 from ..vocab import MemoryType, Origin
 from .metrics import f1
+from .runner import DEFAULT_CONCURRENCY, run_closing
 
 USER_FACT_TYPES = frozenset({MemoryType.WORLD_PROPOSITION, MemoryType.PREFERENCE})
 FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|im|ive)\b", re.IGNORECASE)
@@ -201,7 +202,7 @@ async def aevaluate_msc(
     client: ExtractionClient | None = None,
     *,
     policy: Any = None,
-    concurrency: int = 8,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> MscReport:
     """Run the model over ``cases`` and score it next to the two baselines."""
     from ..pipeline import Extractor
@@ -235,7 +236,5 @@ def evaluate_msc(
     cases: list[MscCase], client: ExtractionClient | None = None, **kw: Any
 ) -> MscReport:
     """Blocking :func:`aevaluate_msc`. Closes the client's connections of the loop it ran."""
-    from .runner import run_closing
-
     report: MscReport = run_closing(aevaluate_msc(cases, client, **kw), client)
     return report
