@@ -70,18 +70,33 @@ def writable(value: Any, depth: int = MAX_WRITABLE_DEPTH) -> Any:
     return value
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def nested_deeper_than(value: Any, limit: int) -> bool:
-    """Whether ``value`` has containers nested more than ``limit`` levels deep (no recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, Mapping):
-            children: Any = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
-        if level >= limit:
-            return True
-        stack.extend((child, level + 1) for child in children)
+    """Whether ``value`` has containers nested more than ``limit`` levels deep (no recursion).
+
+    Walks level by level (a container deeper than ``limit`` has an ancestor at exactly
+    ``limit``), with exact-type checks first: model output is plain JSON data, and the abstract
+    ``Mapping`` check is far slower than ``type(...) is dict``.
+    """
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        below: list[Any] = []
+        for item in level:
+            kind = type(item)
+            if kind in _SCALARS:
+                continue
+            if kind is dict or isinstance(item, Mapping):
+                children: Any = item.values()
+            elif kind is list or isinstance(item, list | tuple):
+                children = item
+            else:
+                continue
+            if depth >= limit:
+                return True
+            below.extend(children)
+        level = below
+        depth += 1
     return False
