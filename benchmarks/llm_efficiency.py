@@ -1,22 +1,36 @@
 """LLM path efficiency: achieved throughput against the mock server as a fraction of ideal C/L.
 
-The mock server (``extractor.mockserver.MockServer``) answers every request after ``latency`` L
-seconds. With C conversations in flight, each needing one call, the ideal throughput is C / L
-conversations per second; anything below it is overhead of our client, pipeline and batch
-runner (the offline model behind the mock is fast). The batch runs exactly as ``extractor run
---model offline --base-url <mock> --concurrency C`` does, after one untimed warm-up conversation
-(imports and client set-up are paid once per process, not per call). The mock server runs in its
-own process by default (``--server thread`` keeps it in this one); "client CPU ms/conv" is this
-process's CPU time per conversation, the cost that bounds throughput once latency is hidden.
+The mock server (``extractor mock-server --latency L``) answers every request L seconds after it
+arrives. With C conversations in flight, each needing one call, the ideal throughput is C / L
+conversations per second; anything below it is overhead on our side. Two paths are measured:
+
+``client``
+    the LLM path alone: ``OpenAIClient.extract`` for each conversation, at most C at a time --
+    request building, the SDK and HTTP transport, instructor, the gate the re-ask loop runs
+    on every answer. This is what issue 7's target (>= 90% at C = 32) is about.
+``pipeline``
+    everything ``extractor run --base-url <mock> --concurrency C`` does: the batch runner and
+    the pipeline around the client (candidates, admission, JSONL writing) as well. Its CPU per
+    conversation includes the gate and admission, which no model latency can hide.
+
+The server runs in its own process (its CPU is not charged to the process measured) and each
+row first runs its conversations once untimed: that warms the connections and fills the mock's
+per-transcript answer memo, so during the timed run the server only waits out L, as a remote
+model would, instead of competing for this machine's cores with the offline model. Columns:
+"client CPU" is this process's CPU time per conversation, "server CPU" the mock's; a core can
+complete at most 1000 / (client CPU ms) conversations per second, whatever C.
 
     /tmp/venv/bin/python benchmarks/llm_efficiency.py                 # L=0.2, C=1,8,32,64
-    /tmp/venv/bin/python benchmarks/llm_efficiency.py --latency 0.5 --concurrency 32
+    /tmp/venv/bin/python benchmarks/llm_efficiency.py --path client --concurrency 32
+    /tmp/venv/bin/python benchmarks/llm_efficiency.py --cold-server   # no untimed first pass
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -24,6 +38,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -31,18 +46,29 @@ import synthetic
 
 from extractor.batch import BatchConfig, run_batch
 from extractor.clients.openai_client import OpenAIClient
-from extractor.mockserver import MockServer
+from extractor.conversation import Conversation, iter_inputs
+from extractor.errors import ExtractorError
 from extractor.pipeline import Extractor
+from extractor.prompts import load_prompt
+from extractor.validation import ValidationOptions
+
+PATHS = ("client", "pipeline")
+
+
+@dataclass
+class Row:
+    path: str
+    concurrency: int
+    conversations: int
+    seconds: float
+    client_cpu: float
+    server_cpu: float
+    failed: int
 
 
 @contextlib.contextmanager
-def mock_endpoint(latency: float, where: str) -> Iterator[str]:
-    """A mock server's base URL: in its own process (``extractor mock-server``), so its CPU is
-    not charged to the process being measured, or as a thread of this one."""
-    if where == "thread":
-        with MockServer(latency=latency) as server:
-            yield server.base_url
-        return
+def mock_endpoint(latency: float) -> Iterator[tuple[str, int]]:
+    """The base URL and process id of ``extractor mock-server`` in a process of its own."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -56,28 +82,63 @@ def mock_endpoint(latency: float, where: str) -> Iterator[str]:
                 urllib.request.urlopen(base + "/models", timeout=1).close()
                 break
             time.sleep(0.05)
-        yield base
+        yield base, proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=10)
 
 
-def measure(
-    latency: float, concurrency: int, rounds: int, where: str
-) -> tuple[int, float, float, int]:
-    """Conversations run, wall seconds, CPU seconds of this process, failures."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_client(client: OpenAIClient, conversations: list[Conversation], concurrency: int) -> int:
+    """``client.extract`` for every conversation, at most ``concurrency`` at a time, on one
+    event loop (as the batch runner does); returns the number that failed."""
+    prompt, options = load_prompt(), ValidationOptions()
+
+    async def main() -> int:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(conversation: Conversation) -> bool:
+            async with gate:
+                try:
+                    await client.extract(conversation, prompt, options)
+                except ExtractorError:
+                    return False
+                return True
+
+        done = await asyncio.gather(*(one(c) for c in conversations))
+        return done.count(False)
+
+    return asyncio.run(main())
+
+
+def measure(path: str, latency: float, concurrency: int, rounds: int, cold: bool) -> Row:
     count = concurrency * rounds
-    with tempfile.TemporaryDirectory() as tmp, mock_endpoint(latency, where) as base_url:
+    with tempfile.TemporaryDirectory() as tmp, mock_endpoint(latency) as (base_url, pid):
         src = synthetic.write(count, Path(tmp) / "in.jsonl", seed=concurrency)
         client = OpenAIClient(model="offline", base_url=base_url, api_key="mock-key")
         extractor = Extractor(client)
+
+        def once(out: str) -> int:
+            if path == "client":
+                loaded = [c for c in iter_inputs([src]) if isinstance(c, Conversation)]
+                return run_client(client, loaded, concurrency)
+            config = BatchConfig(out=Path(tmp) / out, concurrency=concurrency)
+            return run_batch([src], extractor, config).failed
+
         warm = synthetic.write(1, Path(tmp) / "warm.jsonl", seed=0)
         run_batch([warm], extractor, BatchConfig(out=Path(tmp) / "warm-out.jsonl"))
-        config = BatchConfig(out=Path(tmp) / "out.jsonl", concurrency=concurrency)
-        started, cpu = time.perf_counter(), time.process_time()
-        summary = run_batch([src], extractor, config)
-        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-    return count, seconds, cpu, summary.failed
+        if not cold:
+            once("untimed.jsonl")
+        server, cpu, started = cpu_seconds(pid), time.process_time(), time.perf_counter()
+        failed = once("out.jsonl")
+        seconds = time.perf_counter() - started
+        cpu, server = time.process_time() - cpu, cpu_seconds(pid) - server
+    return Row(path, concurrency, count, seconds, cpu, server, failed)
 
 
 def main() -> None:
@@ -85,18 +146,24 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 8, 32, 64])
     parser.add_argument("--rounds", type=int, default=8, help="conversations = C x rounds")
-    parser.add_argument("--server", choices=["process", "thread"], default="process")
+    parser.add_argument("--path", choices=PATHS, nargs="*", default=list(PATHS))
+    parser.add_argument("--cold-server", action="store_true",
+                        help="no untimed first pass: the mock computes every answer while timed")  # fmt: skip
     args = parser.parse_args()
     print(f"latency L = {args.latency * 1000:.0f} ms, conversations = C x {args.rounds}, "
-          f"mock server in a {args.server}")  # fmt: skip
-    print("| C | conversations | seconds | achieved conv/s | ideal C/L | efficiency | "
-          "client CPU ms/conv | failed |")  # fmt: skip
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for c in args.concurrency:
-        count, seconds, cpu, failed = measure(args.latency, c, args.rounds, args.server)
-        achieved, ideal = count / seconds, c / args.latency
-        print(f"| {c} | {count} | {seconds:.2f} | {achieved:.1f} | {ideal:.1f} | "
-              f"{100 * achieved / ideal:.1f}% | {1000 * cpu / count:.1f} | {failed} |")  # fmt: skip
+          f"mock server in its own process, {'cold' if args.cold_server else 'warm'}")  # fmt: skip
+    print("| path | C | conversations | seconds | achieved conv/s | ideal C/L | efficiency | "
+          "client CPU ms/conv | server CPU ms/conv | failed |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for path in args.path:
+        for c in args.concurrency:
+            row = measure(path, args.latency, c, args.rounds, args.cold_server)
+            achieved, ideal = row.conversations / row.seconds, c / args.latency
+            print(f"| {path} | {c} | {row.conversations} | {row.seconds:.2f} | {achieved:.1f} | "
+                  f"{ideal:.1f} | {100 * achieved / ideal:.1f}% | "
+                  f"{1000 * row.client_cpu / row.conversations:.1f} | "
+                  f"{1000 * row.server_cpu / row.conversations:.1f} | {row.failed} |",
+                  flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

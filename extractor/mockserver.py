@@ -155,6 +155,20 @@ class _State:
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     answers: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
+    connections: int = 0
+    open_connections: int = 0
+    in_flight: int = 0
+    peak_in_flight: int = 0
+
+    def count_connection(self, change: int) -> None:
+        with self.lock:
+            self.open_connections += change
+            self.connections += max(change, 0)
+
+    def count_in_flight(self, change: int) -> None:
+        with self.lock:
+            self.in_flight += change
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
 
     def offline_output(self, transcript: str, conversation: Conversation) -> dict[str, Any]:
         """The offline model's output for ``conversation``, remembered per ``transcript``.
@@ -230,10 +244,29 @@ class MockServer:
         with self._state.lock:
             return list(self._state.requests)
 
+    @property
+    def connections(self) -> int:
+        """TCP connections accepted so far (a client that reuses its connections opens few)."""
+        with self._state.lock:
+            return self._state.connections
+
+    @property
+    def open_connections(self) -> int:
+        """TCP connections accepted and not yet closed."""
+        with self._state.lock:
+            return self._state.open_connections
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most chat-completion requests that were being answered at the same time."""
+        with self._state.lock:
+            return self._state.peak_in_flight
+
     def start(self) -> None:
         if self._server is not None:
             return
         server = _HTTPServer((self.host, self.port), _handler_for(self))
+        server.state = self._state
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever,
@@ -276,7 +309,11 @@ class MockServer:
             return _error(400, "request needs a 'messages' list", "invalid_request_error")
         with self._state.lock:
             self._state.requests.append(request)
-        return self._complete(request, headers, body, arrived)
+        self._state.count_in_flight(1)
+        try:
+            return self._complete(request, headers, body, arrived)
+        finally:
+            self._state.count_in_flight(-1)
 
     def _complete(
         self, request: dict[str, Any], headers: Mapping[str, str], body: bytes, arrived: float
@@ -529,6 +566,15 @@ class _HTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     request_queue_size = LISTEN_BACKLOG
+    state: _State
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Serve one connection, counted open until it closes."""
+        self.state.count_connection(1)
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.state.count_connection(-1)
 
 
 def _handler_for(server: MockServer) -> type[BaseHTTPRequestHandler]:

@@ -115,7 +115,9 @@ class Extractor:
             raw, chunks = await self._extract(conv)
         extracted = time.perf_counter()
         with _stage("validate", conv.id):
-            report = validate_extraction(raw.output, conv, self.validation)
+            report = raw.validated_for(conv, self.validation)  # the client's gate, if it ran
+            if report is None:
+                report = validate_extraction(raw.output, conv, self.validation)
             candidates = self._candidates(conv, raw, report, recorded_at)
         validated = time.perf_counter()
         with _stage("admit", conv.id):

@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from ..conversation import Conversation
 from ..hashing import writable
 from ..prompts import Prompt
-from ..validation import Rejection, ValidationOptions
+from ..validation import Rejection, ValidationOptions, ValidationReport
 
 
 class Usage(BaseModel):
@@ -66,6 +66,29 @@ class ClientResult(BaseModel):
     attempts: int = 1
     failed_attempts: list[AttemptRecord] = Field(default_factory=list)
     cached: bool = False
+    # The gate's report on ``output``, when the client already ran the gate on it (not
+    # serialized; see ``validated_for``).
+    _validated: tuple[Any, Conversation, ValidationOptions, ValidationReport] | None = PrivateAttr(
+        default=None
+    )
+
+    def attach_validation(
+        self, conversation: Conversation, options: ValidationOptions, report: ValidationReport
+    ) -> None:
+        """Record that ``report`` is :func:`~extractor.validation.validate_extraction` of this
+        very ``output`` against ``conversation`` with ``options`` (a client that ran the gate)."""
+        self._validated = (self.output, conversation, options, report)
+
+    def validated_for(
+        self, conversation: Conversation, options: ValidationOptions
+    ) -> ValidationReport | None:
+        """The attached report if it is for this ``output`` object, this ``conversation`` object
+        and equal ``options``; otherwise ``None`` and the caller validates."""
+        if self._validated is None:
+            return None
+        output, validated_conversation, validated_options, report = self._validated
+        same = output is self.output and validated_conversation is conversation
+        return report if same and validated_options == options else None
 
 
 @runtime_checkable

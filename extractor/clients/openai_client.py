@@ -51,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import email.utils
+import functools
 import inspect
 import json
 import logging
@@ -58,7 +59,7 @@ import re
 import ssl
 import time
 import weakref
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,7 +85,7 @@ from ..errors import (
 )
 from ..extraction import ExtractionOutput
 from ..prompts import Prompt
-from ..validation import Rejection, ValidationOptions, validate_extraction
+from ..validation import Rejection, ValidationOptions, ValidationReport, validate_extraction
 from .base import AttemptRecord, ClientResult, Usage
 from .wire import compact_prompt_schema, lean_schema
 
@@ -109,6 +110,10 @@ _RETRYABLE_STATUS = frozenset({408, 409})
 #: concurrency); kept-alive connections beyond ``max_keepalive_connections`` are closed after
 #: their request and re-opened by the next one.
 POOL_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=256)
+#: At most this many connection pools per event loop, each made once the others all have
+#: ``POOL_SHARD_LOAD`` requests in flight (see ``_Session``).
+POOL_SHARDS = 8
+POOL_SHARD_LOAD = 4
 
 # instructor logs every failed attempt at ERROR level; we record them as AttemptRecords instead.
 # A NullHandler only stops Python's last-resort printing: an application's handlers still see them.
@@ -126,6 +131,8 @@ class _Call:
     raw: str | None = None
     pending: list[Rejection] = field(default_factory=list)
     failed: list[AttemptRecord] = field(default_factory=list)
+    #: The last answer the gate read, and its report.
+    gated: tuple[Any, ValidationReport] | None = None
 
     def on_parse_error(self, error: Exception, **meta: Any) -> None:
         """instructor's ``parse:error`` hook: record the attempt that will be re-asked."""
@@ -158,12 +165,14 @@ class GatedExtraction(ExtractionOutput, ResponseSchema):
         call = _CALL.get(None)
         if call is None:
             return data
+        call.gated = None
         try:
             report = validate_extraction(data, call.conversation, call.options)
         except ExtractorError as exc:
             raise PydanticCustomError(
                 "extraction_unreadable", "{reason}", {"reason": str(exc)}
             ) from None
+        call.gated = (data, report)
         if report.rejections:
             call.pending = report.rejections
             raise PydanticCustomError(
@@ -227,19 +236,47 @@ _check_async_validators_once()
 
 @dataclass
 class _Session:
-    """One event loop's SDK client, wrapped by instructor; ``closer`` closes what we opened."""
+    """One event loop's SDK clients, wrapped by instructor; ``closer`` closes what we opened.
+
+    ``pools`` are SDK clients, each with its own connection pool; ``busy`` counts each one's
+    requests in flight, and a request goes to the least busy. Why several: ``httpcore`` checks
+    *every* connection of a pool -- a socket poll for each idle one -- whenever a request
+    starts or ends, so one pool of C connections costs O(C) per request; at C = 32 that was
+    the largest CPU cost of a call. So a new pool is made (by ``make``, up to
+    :data:`POOL_SHARDS`) when every pool already has :data:`POOL_SHARD_LOAD` requests in
+    flight: at C = 1 there is one pool, at C = 32 eight of four connections. A caller's own
+    ``http_client`` is one pool and never more (``make`` is ``None``).
+    """
 
     key: tuple[Any, ...]
-    instructor: instructor.AsyncInstructor
+    pools: list[openai.AsyncOpenAI]
+    make: Callable[[], openai.AsyncOpenAI] | None
     closer: AsyncGenerator[None, None] | None
+    busy: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.busy = [0] * len(self.pools)
+
+    def acquire(self) -> int:
+        """The index of the least busy pool (a new one if all are loaded), counted busy."""
+        index = min(range(len(self.busy)), key=self.busy.__getitem__)
+        if self.busy[index] >= POOL_SHARD_LOAD and self.make and len(self.pools) < POOL_SHARDS:
+            self.pools.append(self.make())
+            self.busy.append(0)
+            index = len(self.pools) - 1
+        self.busy[index] += 1
+        return index
+
+    def release(self, index: int) -> None:
+        self.busy[index] -= 1
 
     async def close(self) -> None:
         if self.closer is not None:
             await self.closer.aclose()
 
 
-async def _closer(sdk: openai.AsyncOpenAI) -> AsyncGenerator[None, None]:
-    """Suspended for the session's life; closing it closes the SDK client and its connections.
+async def _closer(pools: list[openai.AsyncOpenAI]) -> AsyncGenerator[None, None]:
+    """Suspended for the session's life; closing it closes the SDK clients and connections.
 
     An async generator because the event loop finalizes the ones still suspended before it
     closes (``loop.shutdown_asyncgens()``, which ``asyncio.run`` calls): the connections are
@@ -249,7 +286,8 @@ async def _closer(sdk: openai.AsyncOpenAI) -> AsyncGenerator[None, None]:
     try:
         yield
     finally:
-        await sdk.close()
+        for sdk in pools:
+            await sdk.close()
 
 
 class OpenAIClient:
@@ -298,9 +336,9 @@ class OpenAIClient:
         self.extra_headers = dict(extra_headers or {})
         self._http_client = http_client
         self._ssl_context: ssl.SSLContext | None = None
-        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Session] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._sessions: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[_Session, instructor.AsyncInstructor]
+        ] = weakref.WeakKeyDictionary()
 
     @property
     def model_name(self) -> str:
@@ -345,7 +383,7 @@ class OpenAIClient:
                 ) from exc
         finally:
             _CALL.reset(token)
-        return ClientResult(
+        result = ClientResult(
             output=parse_output(call.raw or ""),
             raw_text=call.raw,
             model=self.model,
@@ -353,6 +391,9 @@ class OpenAIClient:
             attempts=call.attempt,
             failed_attempts=call.failed,
         )
+        if call.gated is not None and _same_json(call.gated[0], result.output):
+            result.attach_validation(conversation, options, call.gated[1])
+        return result
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -375,37 +416,42 @@ class OpenAIClient:
         """
         loop = asyncio.get_running_loop()
         key = self._session_key()
-        session = self._sessions.get(loop)
-        if session is not None and session.key == key:
-            return session.instructor
-        if session is not None:
+        current = self._sessions.get(loop)
+        if current is not None and current[0].key == key:
+            return current[1]
+        if current is not None:
             del self._sessions[loop]
-            await session.close()
+            await current[0].close()
         owned = self._http_client is None
+        pools = [self._sdk(key[0])]
+        session = _Session(
+            key=key,
+            pools=pools,
+            make=functools.partial(self._sdk, key[0]) if owned else None,
+            closer=_closer(pools) if owned else None,
+        )
+        if session.closer is not None:
+            await anext(session.closer)  # registers it with the loop's shutdown_asyncgens()
+        mode = MODES[self.mode]
+        create = instructor.patch(create=self._sender(session), mode=mode)
+        wrapped = instructor.AsyncInstructor(
+            client=pools[0], create=create, mode=mode, provider=instructor.Provider.OPENAI
+        )
+        self._sessions[loop] = (session, wrapped)
+        return wrapped
+
+    def _sdk(self, api_key: str | None) -> openai.AsyncOpenAI:
         http = self._http_client or openai.DefaultAsyncHttpxClient(
             verify=self._ssl(), limits=POOL_LIMITS
         )
-        sdk = openai.AsyncOpenAI(
-            api_key=key[0],
+        return openai.AsyncOpenAI(
+            api_key=api_key,
             base_url=self.base_url,
             timeout=self.timeout,
             max_retries=0,
             default_headers=self.extra_headers or None,
             http_client=http,
         )
-        mode = MODES[self.mode]
-        create = instructor.patch(create=self._sender(sdk), mode=mode)
-        session = _Session(
-            key=key,
-            instructor=instructor.AsyncInstructor(
-                client=sdk, create=create, mode=mode, provider=instructor.Provider.OPENAI
-            ),
-            closer=_closer(sdk) if owned else None,
-        )
-        if session.closer is not None:
-            await anext(session.closer)  # registers it with the loop's shutdown_asyncgens()
-        self._sessions[loop] = session
-        return session.instructor
 
     def _session_key(self) -> tuple[Any, ...]:
         """What a session is built from: a change in any of these builds a new one."""
@@ -424,9 +470,9 @@ class OpenAIClient:
         Optional: they are closed anyway when the loop shuts down. For a client used across
         several loops, each loop's connections close with it.
         """
-        session = self._sessions.pop(asyncio.get_running_loop(), None)
-        if session is not None:
-            await session.close()
+        current = self._sessions.pop(asyncio.get_running_loop(), None)
+        if current is not None:
+            await current[0].close()
 
     async def __aenter__(self) -> OpenAIClient:
         return self
@@ -439,7 +485,7 @@ class OpenAIClient:
             self._ssl_context = httpx2.create_ssl_context()
         return self._ssl_context
 
-    def _sender(self, sdk: openai.AsyncOpenAI) -> Any:
+    def _sender(self, session: _Session) -> Any:
         schema_in_prompt = self.mode in _SCHEMA_IN_PROMPT
 
         async def send(*args: Any, **kwargs: Any) -> ChatCompletion:
@@ -447,7 +493,11 @@ class OpenAIClient:
             call.attempt += 1
             if schema_in_prompt and "messages" in kwargs:
                 kwargs["messages"] = compact_prompt_schema(kwargs["messages"], _SCHEMA)
-            response = await self._send_with_retries(sdk, call, args, kwargs)
+            index = session.acquire()
+            try:
+                response = await self._send_with_retries(session.pools[index], call, args, kwargs)
+            finally:
+                session.release(index)
             _observe(call, response)
             return response
 
@@ -560,6 +610,15 @@ async def _create(
     body = {name: kwargs[name] for name in direct.fields if name in kwargs}
     options = direct.options(security={"bearer_auth": True})
     return await sdk.post("/chat/completions", body=body, cast_to=ChatCompletion, options=options)
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Whether two parsed answers are the same JSON value, types included (``1`` is not
+    ``1.0`` or ``true``): then the gate's report on one is the pipeline's on the other."""
+    try:
+        return json.dumps(a, allow_nan=True) == json.dumps(b, allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 def _default_key(base_url: str | None) -> str | None:
