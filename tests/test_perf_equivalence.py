@@ -15,9 +15,19 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import memory_candidates
+from strategies import make_candidate, memory_candidates
 
-from extractor.admission import DEFAULT_DENY, Match, Policy, PolicyDocument, decide, load_policy
+from extractor.admission import (
+    DEFAULT_DENY,
+    Match,
+    Policy,
+    PolicyDocument,
+    decide,
+    environment,
+    load_policy,
+    personal,
+)
+from extractor.admission.environment import environment_of
 from extractor.admission.facts import Facts, facts_for
 from extractor.admission.policy import Effect, Rule, TemporalStatus
 from extractor.candidates import MemoryCandidate
@@ -233,3 +243,35 @@ NESTED: st.SearchStrategy[Any] = st.recursive(
 @given(NESTED, st.integers(0, 6))
 def test_nested_deeper_than_matches_the_definition(value: Any, limit: int) -> None:
     assert nested_deeper_than(value, limit) is deeper_than(value, limit)
+
+
+# --- Detectors: lowercased ASCII text with case-sensitive twins finds the same ---------------
+
+DETECTOR_WORDS = [
+    "My", "SISTER", "his Doctor", "lives in", "Diagnosed", "ADHD", "in Hospital", "Heart Attack",
+    "python 3.11", "Version 7", "v2.1.0", "==1.4", "@18", "Ubuntu", "macOS", "commit ABCDEF1",
+    "Branch main", "REQUIRES", "with numpy installed", "after reboot", "When ready", "As Root",
+    "In A Venv", "ran", "`pip install foo`", "$ make", "git checkout", "the", "fiancée", ".", "\n",
+]  # fmt: skip
+DETECTOR_TEXT = st.lists(
+    st.sampled_from(DETECTOR_WORDS).flatmap(
+        lambda w: st.sampled_from([w, w.lower(), w.upper(), w.swapcase()])
+    ),
+    max_size=8,
+).map(" ".join)
+
+
+@SETTINGS
+@given(DETECTOR_TEXT, DETECTOR_TEXT)
+def test_detectors_find_what_the_case_insensitive_patterns_find(content: str, quote: str) -> None:
+    c = make_candidate(content=content or "x")
+    c = c.model_copy(update={"source_span": c.source_span.model_copy(update={"quote": quote})})
+    text = f"{c.content}\n{quote}"
+    env = environment_of(c)
+    assert env.version is (environment.VERSION.search(text) is not None)
+    assert env.precondition is (environment.PRECONDITION.search(text) is not None)
+    assert env.command is (environment.COMMAND.search(text) is not None)
+    health = personal.HEALTH.search(text) is not None
+    assert ("HEALTH" in personal._categories(text, set())) is health
+    relations = {m.group().lower() for m in personal.RELATION.finditer(text)}
+    assert set(personal._subjects(c, text)) == relations
