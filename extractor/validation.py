@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from . import caseless
 from .conversation import DEFAULT_MAX_CANDIDATES, Conversation, Message
 from .errors import ExtractionOutputError
 from .extraction import CandidateUnit, ExtractionOutput
@@ -404,9 +405,9 @@ class Cues:
 def uncertainty_cues(text: str) -> Cues:
     """Which kinds of uncertainty a piece of text carries (epistemic, approximate, reported)."""
     return Cues(
-        bool(HEDGE_CUES.search(text)),
-        bool(APPROX_CUES.search(text)),
-        bool(REPORTED_CUES.search(text)),
+        caseless.search(HEDGE_CUES, text),
+        caseless.search(APPROX_CUES, text),
+        caseless.search(REPORTED_CUES, text),
     )
 
 
@@ -437,7 +438,7 @@ def check_uncertainty(unit: CandidateUnit) -> None:
             ("approximation", cues.approximate, _CONTENT_APPROX),
             ("attribution", cues.reported, _CONTENT_REPORTED),
         )
-        if present and not pattern.search(unit.content)
+        if present and not caseless.search(pattern, unit.content)
     ]
     if missing:
         raise _Reject(
@@ -499,7 +500,7 @@ _RELATIVE = re.compile(
 
 
 def _relative_words(expression: str) -> bool:
-    return bool(_RELATIVE.search(expression)) and not re.search(r"\b\d{4}\b", expression)
+    return caseless.search(_RELATIVE, expression) and not re.search(r"\b\d{4}\b", expression)
 
 
 # --- Rule 7 and the driver ------------------------------------------------------------------

@@ -8,6 +8,7 @@ never change a decision, a rejection or its message.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -17,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import make_candidate, memory_candidates
 
+from extractor import caseless, validation
 from extractor.admission import (
     DEFAULT_DENY,
     Match,
@@ -31,6 +33,7 @@ from extractor.admission.environment import environment_of
 from extractor.admission.facts import Facts, facts_for
 from extractor.admission.policy import Effect, Rule, TemporalStatus
 from extractor.candidates import MemoryCandidate
+from extractor.clients import offline_text
 from extractor.hashing import nested_deeper_than
 from extractor.validation import _check_certification, _Reject, check_no_certification
 from extractor.vocab import CandidateKind, Commitment, MemoryType, Origin, VerificationState
@@ -275,3 +278,65 @@ def test_detectors_find_what_the_case_insensitive_patterns_find(content: str, qu
     assert ("HEALTH" in personal._categories(text, set())) is health
     relations = {m.group().lower() for m in personal.RELATION.finditer(text)}
     assert set(personal._subjects(c, text)) == relations
+
+
+# --- caseless: lowercased ASCII text finds what IGNORECASE finds ------------------------------
+
+CASELESS_PATTERNS = [
+    personal.HEALTH, personal.RELATION, environment.VERSION, environment.PRECONDITION,
+    validation.HEDGE_CUES, validation.APPROX_CUES, validation.REPORTED_CUES,
+    validation._CONTENT_HEDGE, validation._CONTENT_APPROX, validation._CONTENT_REPORTED,
+    validation._RELATIVE, offline_text._CERTIFICATION, offline_text._SELF_CERTIFYING,
+    offline_text._QUESTION_START, offline_text._STATEMENT_START, offline_text._ASKS,
+    offline_text._HYPOTHETICAL, offline_text._CONDITIONAL_START, offline_text._SARCASM,
+    offline_text._JOKE, offline_text._INJECTION,
+]  # fmt: skip
+#: Words and symbols of the patterns themselves, so generated text often matches them.
+PATTERN_TOKENS = sorted(
+    {w for p in CASELESS_PATTERNS for w in re.findall(r"[a-z']{2,}|[^\w\s\\()|?:]", p.pattern)}
+)
+TOKEN = st.sampled_from(
+    [*PATTERN_TOKENS, "1", "42", "3.11", "~5", "$", "ſ", "ı", "İ", "é", "\u212a"]
+)
+CASED = TOKEN.flatmap(lambda w: st.sampled_from([w, w.upper(), w.capitalize(), w.swapcase()]))
+MIXED_TEXT = st.lists(
+    st.tuples(CASED, st.sampled_from([" ", "", ", ", "\n", "-", "_"])), max_size=10
+).map(lambda parts: "".join(a + b for a, b in parts))
+
+
+@settings(max_examples=400, deadline=None)
+@given(MIXED_TEXT)
+def test_caseless_search_and_match_agree_with_ignorecase(text: str) -> None:
+    for pattern in CASELESS_PATTERNS:
+        assert caseless.search(pattern, text) is (pattern.search(text) is not None)
+        assert caseless.match(pattern, text) is (pattern.match(text) is not None)
+
+
+def test_caseless_speeds_up_the_hot_patterns() -> None:
+    """Every pattern above but the one with a case-sensitive part gets a fast twin."""
+    slow = [p.pattern[:40] for p in CASELESS_PATTERNS if caseless.twin(p) is None]
+    assert slow == [offline_text._SELF_CERTIFYING.pattern[:40]]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        r"(?-i:VERIFIED)|proven",  # an inline flag keeps a part case-sensitive
+        r"Verified",  # an uppercase letter would never match lowercased text
+        r"\u017fure",  # an escape the check does not read
+        r"ſure",  # the long s folds onto "s"
+        r"[Ā-ȁ]x",  # a non-ASCII range may hold such a letter
+        r"(a)\1",  # a backreference
+    ],
+)
+def test_caseless_falls_back_when_it_cannot_be_sure(source: str) -> None:
+    pattern = re.compile(source, re.IGNORECASE)
+    assert caseless.twin(pattern) is None
+    for text in ("VERIFIED", "verified", "Sure", "sure", "Āx", "aA"):
+        assert caseless.search(pattern, text) is (pattern.search(text) is not None)
+
+
+def test_caseless_needs_ignorecase() -> None:
+    pattern = re.compile("abc")
+    assert caseless.twin(pattern) is None
+    assert not caseless.search(pattern, "ABC")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import caseless
 from ..candidates import MemoryCandidate
 
 _TOOLS = (
@@ -39,11 +40,6 @@ PRECONDITION = re.compile(
 )
 
 
-#: Case-sensitive twins for lowercased ASCII text (same matches, several times faster).
-_VERSION_ASCII = re.compile(VERSION.pattern)
-_PRECONDITION_ASCII = re.compile(PRECONDITION.pattern)
-
-
 @dataclass(frozen=True)
 class Environment:
     command: bool
@@ -63,13 +59,8 @@ class Environment:
 def environment_of(candidate: MemoryCandidate) -> Environment:
     """Which parts of its environment a candidate's text states."""
     text = f"{candidate.content}\n{candidate.source_span.quote}"
-    if text.isascii():
-        lowered = text.lower()
-        version = _VERSION_ASCII.search(lowered) is not None
-        precondition = _PRECONDITION_ASCII.search(lowered) is not None
-    else:
-        version = VERSION.search(text) is not None
-        precondition = PRECONDITION.search(text) is not None
     return Environment(
-        command=COMMAND.search(text) is not None, version=version, precondition=precondition
+        command=COMMAND.search(text) is not None,
+        version=caseless.search(VERSION, text),
+        precondition=caseless.search(PRECONDITION, text),
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import caseless
 from ..candidates import MemoryCandidate
 
 _RELATIONS = (
@@ -51,11 +52,6 @@ HEALTH = re.compile(
     r"hospice|wheelchair|paraly[sz]\w*|seizures?|infertil\w*|ivf)\b",
     re.IGNORECASE,
 )
-#: Case-sensitive twins of the IGNORECASE patterns, for lowercased ASCII text: the same matches
-#: at the same positions there, and several times faster (IGNORECASE also folds a few non-ASCII
-#: letters onto ASCII ones, so other text keeps the original patterns).
-_RELATION_ASCII = re.compile(RELATION.pattern)
-_HEALTH_ASCII = re.compile(HEALTH.pattern)
 _SELF = frozenset({"user", "the user", "i", "me", "myself", "assistant", "the assistant"})
 
 
@@ -78,20 +74,15 @@ _ENTITY_CATEGORIES = {
 }  # fmt: skip
 
 
-def _ascii_lower(text: str) -> str | None:
-    return text.lower() if text.isascii() else None
-
-
 def _categories(text: str, entity_types: set[str]) -> list[str]:
     found = sorted({_ENTITY_CATEGORIES[t] for t in entity_types if t in _ENTITY_CATEGORIES})
-    lowered = _ascii_lower(text)
     if any(sum(ch.isdigit() for ch in m.group()) >= 7 for m in PHONE.finditer(text)):
         found.append("PHONE")
     if EMAIL.search(text):
         found.append("EMAIL")
     if ADDRESS.search(text):
         found.append("ADDRESS")
-    if _HEALTH_ASCII.search(lowered) if lowered is not None else HEALTH.search(text):
+    if caseless.search(HEALTH, text):
         found.append("HEALTH")
     if RESIDENCE.search(text):
         found.append("RESIDENCE")
@@ -107,9 +98,9 @@ def _subjects(candidate: MemoryCandidate, text: str) -> list[str]:
         and e.name.strip().lower() not in _SELF
         and e.name.strip().lower() != speaker
     }
-    lowered = _ascii_lower(text)
-    if lowered is not None:
-        people.update(m.group() for m in _RELATION_ASCII.finditer(lowered))
+    fast = caseless.twin(RELATION) if text.isascii() else None
+    if fast is not None:  # the same matches, already lowercase
+        people.update(m.group() for m in fast.finditer(text.lower()))
     else:
         people.update(m.group().lower() for m in RELATION.finditer(text))
     return sorted(people)

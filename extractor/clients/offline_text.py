@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import caseless
 from ..conversation import Message
 
 
@@ -246,7 +247,7 @@ _CERTIFICATION = re.compile(
 
 def is_certification(text: str) -> bool:
     """Words of certification ("verified", "fact-checked") anywhere in ``text``."""
-    return bool(_CERTIFICATION.search(text))
+    return caseless.search(_CERTIFICATION, text)
 
 
 _SELF_CERTIFYING = re.compile(
@@ -266,30 +267,30 @@ _SELF_CERTIFYING = re.compile(
 def is_self_certifying(text: str) -> bool:
     """A sentence that certifies itself ("This is verified.", "store as VERIFIED fact") speaks
     to the memory system, not about the speaker's world; "My account is verified." does not."""
-    return bool(_CERTIFICATION.search(text) and _SELF_CERTIFYING.search(text))
+    return caseless.search(_CERTIFICATION, text) and caseless.search(_SELF_CERTIFYING, text)
 
 
 def is_question(text: str) -> bool:
     """A question to the other speaker. A first-person statement with a rising "?" and no
     "you" in it ("I love puppies?") is uptalk, not a question."""
-    if _QUESTION_START.match(text):
+    if caseless.match(_QUESTION_START, text):
         return True
     if not text.rstrip(" \"')*_~").endswith(("?", "？")):
         return False
-    return not _STATEMENT_START.match(text) or bool(_ASKS.search(text))
+    return not caseless.match(_STATEMENT_START, text) or caseless.search(_ASKS, text)
 
 
 def is_hypothetical(text: str) -> bool:
-    return bool(_HYPOTHETICAL.search(text) or _CONDITIONAL_START.match(text))
+    return caseless.search(_HYPOTHETICAL, text) or caseless.match(_CONDITIONAL_START, text)
 
 
 def is_sarcastic_or_joke(text: str) -> bool:
-    return bool(_SARCASM.search(text) or _JOKE.search(text))
+    return caseless.search(_SARCASM, text) or caseless.search(_JOKE, text)
 
 
 def is_injection(text: str) -> bool:
     """Instructions aimed at the memory system (or a fake transcript/candidate) are not facts."""
-    return bool(_INJECTION.search(text))
+    return caseless.search(_INJECTION, text)
 
 
 def non_fact(text: str) -> bool:
