@@ -33,7 +33,7 @@ from extractor.admission.environment import environment_of
 from extractor.admission.facts import Facts, facts_for
 from extractor.admission.policy import Effect, Rule, TemporalStatus
 from extractor.candidates import MemoryCandidate
-from extractor.clients import offline_text
+from extractor.clients import offline_draft, offline_entities, offline_text
 from extractor.hashing import nested_deeper_than
 from extractor.validation import _check_certification, _Reject, check_no_certification
 from extractor.vocab import CandidateKind, Commitment, MemoryType, Origin, VerificationState
@@ -289,7 +289,8 @@ CASELESS_PATTERNS = [
     validation._RELATIVE, offline_text._CERTIFICATION, offline_text._SELF_CERTIFYING,
     offline_text._QUESTION_START, offline_text._STATEMENT_START, offline_text._ASKS,
     offline_text._HYPOTHETICAL, offline_text._CONDITIONAL_START, offline_text._SARCASM,
-    offline_text._JOKE, offline_text._INJECTION,
+    offline_text._JOKE, offline_text._INJECTION, offline_entities._HEALTH,
+    offline_draft._FUTURE_HINT,
 ]  # fmt: skip
 #: Words and symbols of the patterns themselves, so generated text often matches them.
 PATTERN_TOKENS = sorted(
@@ -340,3 +341,20 @@ def test_caseless_needs_ignorecase() -> None:
     pattern = re.compile("abc")
     assert caseless.twin(pattern) is None
     assert not caseless.search(pattern, "ABC")
+
+
+def hedges_by_definition(quote: str) -> list[str]:
+    found = [(m.start(), m.group(0)) for m in validation.HEDGE_CUES.finditer(quote)]
+    for m in validation.APPROX_CUES.finditer(quote):
+        found.append((m.start(), re.sub(r"[\s$€£¥~\d.,]+$", "", m.group(0)).strip() or "~"))
+    return list(dict.fromkeys(word for _, word in sorted(found)))
+
+
+@SETTINGS
+@given(MIXED_TEXT)
+def test_offline_hedges_and_health_words_are_found_as_by_ignorecase(text: str) -> None:
+    assert offline_draft.hedges_in(text) == hedges_by_definition(text)
+    health = [e.name for e in offline_entities.entities_in(text) if e.type == "HEALTH_CONDITION"]
+    assert health == list(
+        dict.fromkeys(m.group(0).lower() for m in offline_entities._HEALTH.finditer(text))
+    )

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from .. import caseless
 from ..extraction import Entity, TemporalScope, Uncertainty
 from ..temporal import find_expressions
 from ..validation import (  # the gate's own patterns, so a draft can never disagree with them
@@ -71,10 +72,10 @@ _PRONOUN_REPORTER = re.compile(
 
 def hedges_in(quote: str) -> list[str]:
     """Hedge and approximation words exactly as they appear in the quote, in order."""
-    found: list[tuple[int, str]] = [(m.start(), m.group(0)) for m in HEDGE_CUES.finditer(quote)]
-    for m in APPROX_CUES.finditer(quote):
-        word = re.sub(r"[\s$€£¥~\d.,]+$", "", m.group(0)).strip() or "~"
-        found.append((m.start(), word))
+    found: list[tuple[int, str]] = [(a, quote[a:b]) for a, b in _spans(HEDGE_CUES, quote)]
+    for a, b in _spans(APPROX_CUES, quote):
+        word = re.sub(r"[\s$€£¥~\d.,]+$", "", quote[a:b]).strip() or "~"
+        found.append((a, word))
     seen: set[str] = set()
     out: list[str] = []
     for _, word in sorted(found):
@@ -84,9 +85,16 @@ def hedges_in(quote: str) -> list[str]:
     return out
 
 
+def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """Where ``pattern`` matches ``text`` (as :func:`extractor.caseless.search` finds them)."""
+    fast = caseless.twin(pattern) if text.isascii() else None
+    matches = fast.finditer(text.lower()) if fast else pattern.finditer(text)
+    return [m.span() for m in matches]
+
+
 def reporter_in(quote: str, default: str = "an unnamed source") -> str | None:
     """Who the quote says said it, or ``None`` when the quote is not reported speech."""
-    if not REPORTED_CUES.search(quote):
+    if not caseless.search(REPORTED_CUES, quote):
         return None
     for pattern in (_ACCORDING, _REPORTER, _PRONOUN_REPORTER):
         m = pattern.search(quote)
@@ -107,7 +115,11 @@ def keep_uncertainty(quote: str, content: str) -> str:
         (APPROX_CUES, _CONTENT_APPROX, "approximately"),
         (REPORTED_CUES, _CONTENT_REPORTED, "reported"),
     )
-    missing = [word for cue, kept, word in cues if cue.search(quote) and not kept.search(content)]
+    missing = [
+        word
+        for cue, kept, word in cues
+        if caseless.search(cue, quote) and not caseless.search(kept, content)
+    ]
     if not missing:
         return content
     body = content.rstrip(".!?… ")
@@ -148,7 +160,7 @@ def _tense(text: str) -> TemporalKind:
     low = text.lower()
     if re.search(r"\bused to\b", low):
         return TemporalKind.PAST
-    if _FUTURE_HINT.search(low):
+    if caseless.search(_FUTURE_HINT, low):
         return TemporalKind.FUTURE
     head = re.search(r"\b(?:i|my \w+|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(\w+(?:'\w+)?)", low)
     if head and _PAST_HINT.fullmatch(head.group(1)):

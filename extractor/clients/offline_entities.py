@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from .. import caseless
 from ..extraction import Entity
 from ..temporal import MONTHS, WEEKDAYS
 
@@ -79,9 +80,10 @@ def entities_in(text: str) -> list[Entity]:
         if len(re.sub(r"\D", "", m.group(0))) >= 7
     ]
     found += [(m.start(), Entity(name=m.group(0), type="EMAIL")) for m in _EMAIL.finditer(text)]
-    found += [
+    health = caseless.twin(_HEALTH) if text.isascii() else None
+    found += [  # the twin finds the same words in the lowercased text
         (m.start(), Entity(name=m.group(0).lower(), type="HEALTH_CONDITION"))
-        for m in _HEALTH.finditer(text)
+        for m in (health.finditer(text.lower()) if health else _HEALTH.finditer(text))
     ]
     seen: set[tuple[str, str]] = set()
     out: list[Entity] = []
