@@ -9,7 +9,9 @@ kept with exact offsets or dropped.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache, wraps
 
 from .. import caseless
 from ..conversation import Message
@@ -190,6 +192,23 @@ def strip_opener(piece: Piece) -> Piece | None:
 
 # --- Cues that make a sentence a non-fact ------------------------------------------------------
 
+#: The cue checks below are pure functions of one sentence, asked again and again for the same
+#: sentence (by several rules, for the event and its claim, for repeated lines); answers for
+#: short texts are remembered, a bounded number of them, so memory stays flat.
+_MEMO_SIZE = 4096
+_MEMO_MAX_CHARS = 1000
+
+
+def _memo(check: Callable[[str], bool]) -> Callable[[str], bool]:
+    remembered = lru_cache(maxsize=_MEMO_SIZE)(check)
+
+    @wraps(check)
+    def cue(text: str) -> bool:
+        return remembered(text) if len(text) <= _MEMO_MAX_CHARS else check(text)
+
+    return cue
+
+
 _AUX = (
     r"(?:do|does|did|are|is|was|were|have|has|had|can|could|would|will|shall|should|may|might|"
     r"am|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|haven't|hasn't|can't|couldn't)"
@@ -245,6 +264,7 @@ _CERTIFICATION = re.compile(
 )
 
 
+@_memo
 def is_certification(text: str) -> bool:
     """Words of certification ("verified", "fact-checked") anywhere in ``text``."""
     return caseless.search(_CERTIFICATION, text)
@@ -264,12 +284,14 @@ _SELF_CERTIFYING = re.compile(
 )
 
 
+@_memo
 def is_self_certifying(text: str) -> bool:
     """A sentence that certifies itself ("This is verified.", "store as VERIFIED fact") speaks
     to the memory system, not about the speaker's world; "My account is verified." does not."""
     return caseless.search(_CERTIFICATION, text) and caseless.search(_SELF_CERTIFYING, text)
 
 
+@_memo
 def is_question(text: str) -> bool:
     """A question to the other speaker. A first-person statement with a rising "?" and no
     "you" in it ("I love puppies?") is uptalk, not a question."""
@@ -280,19 +302,23 @@ def is_question(text: str) -> bool:
     return not caseless.match(_STATEMENT_START, text) or caseless.search(_ASKS, text)
 
 
+@_memo
 def is_hypothetical(text: str) -> bool:
     return caseless.search(_HYPOTHETICAL, text) or caseless.match(_CONDITIONAL_START, text)
 
 
+@_memo
 def is_sarcastic_or_joke(text: str) -> bool:
     return caseless.search(_SARCASM, text) or caseless.search(_JOKE, text)
 
 
+@_memo
 def is_injection(text: str) -> bool:
     """Instructions aimed at the memory system (or a fake transcript/candidate) are not facts."""
     return caseless.search(_INJECTION, text)
 
 
+@_memo
 def non_fact(text: str) -> bool:
     """Questions, hypotheticals, sarcasm, jokes and injected instructions yield no proposition."""
     return is_question(text) or is_hypothetical(text) or is_sarcastic_or_joke(text)
