@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -358,3 +358,31 @@ def test_offline_hedges_and_health_words_are_found_as_by_ignorecase(text: str) -
     assert health == list(
         dict.fromkeys(m.group(0).lower() for m in offline_entities._HEALTH.finditer(text))
     )
+
+
+# --- Remembered readings: the same answer as reading afresh, never a shared mutable -----------
+
+
+def test_remembered_time_tells_apart_equal_instants_in_other_time_zones() -> None:
+    from datetime import timedelta, timezone
+
+    utc = datetime(2026, 3, 1, 23, 30, tzinfo=UTC)
+    tokyo = utc.astimezone(timezone(timedelta(hours=9)))  # the same instant, 2 March there
+    assert utc == tokyo
+    for anchor in (utc, tokyo, utc, tokyo):
+        fresh = offline_draft.TemporalScope(**offline_draft._temporal_of("I moved today", anchor))
+        assert offline_draft.temporal_for("I moved today", anchor) == fresh
+    assert offline_draft.temporal_for("I moved today", utc) != offline_draft.temporal_for(
+        "I moved today", tokyo
+    )
+
+
+def test_remembered_entities_and_uncertainty_are_fresh_lists() -> None:
+    text = "My sister Ana has asthma, I think."
+    first, second = offline_entities.entities_in(text), offline_entities.entities_in(text)
+    assert first == second == list(offline_entities._entities(text))
+    first.clear()
+    assert offline_entities.entities_in(text) == second
+    one = offline_draft.uncertainty_for(text)
+    one.hedges.append("changed")
+    assert offline_draft.uncertainty_for(text).hedges == ["I think"]

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
+from typing import Any
 
 from .. import caseless
 from ..extraction import Entity, TemporalScope, Uncertainty
@@ -104,8 +106,25 @@ def reporter_in(quote: str, default: str = "an unnamed source") -> str | None:
     return default
 
 
+#: A quote is read for hedges, reporters and time by its assertion event and again by its claim,
+#: and repeated lines repeat it: the readings of short quotes are remembered, a bounded number.
+_MEMO_SIZE = 4096
+_MEMO_MAX_CHARS = 1000
+
+
 def uncertainty_for(quote: str, default_reporter: str = "an unnamed source") -> Uncertainty:
-    return Uncertainty(hedges=hedges_in(quote), reported_by=reporter_in(quote, default_reporter))
+    if len(quote) > _MEMO_MAX_CHARS:
+        hedges, reporter = _uncertainty_of(quote, default_reporter)
+    else:
+        hedges, reporter = _remembered_uncertainty(quote, default_reporter)
+    return Uncertainty(hedges=list(hedges), reported_by=reporter)
+
+
+def _uncertainty_of(quote: str, default_reporter: str) -> tuple[tuple[str, ...], str | None]:
+    return tuple(hedges_in(quote)), reporter_in(quote, default_reporter)
+
+
+_remembered_uncertainty = lru_cache(maxsize=_MEMO_SIZE)(_uncertainty_of)
 
 
 def keep_uncertainty(quote: str, content: str) -> str:
@@ -142,18 +161,27 @@ _FUTURE_HINT = re.compile(
 
 def temporal_for(text: str, anchor: datetime | None) -> TemporalScope:
     """The first time expression in ``text``, resolved as the gate resolves it."""
+    if len(text) > _MEMO_MAX_CHARS:
+        return TemporalScope(**_temporal_of(text, anchor))
+    # repr tells apart anchors that are equal as instants but not as local times (time zones)
+    return TemporalScope(**_remembered_temporal(text, anchor, repr(anchor)))
+
+
+def _temporal_of(text: str, anchor: datetime | None, _key: str = "") -> dict[str, Any]:
     found = find_expressions(text, anchor)
     guessed = _tense(text)
     if not found:
-        return TemporalScope(kind=guessed)
+        return {"kind": guessed}
     first = found[0]
     res = first.resolution
     if res is None:
-        return TemporalScope(expression=first.expression, kind=guessed)
+        return {"expression": first.expression, "kind": guessed}
     kind = res.kind if res.kind is not TemporalKind.UNKNOWN else guessed
-    return TemporalScope(
-        expression=first.expression, kind=kind, valid_from=res.valid_from, valid_to=res.valid_to
-    )
+    return {"expression": first.expression, "kind": kind, "valid_from": res.valid_from,
+            "valid_to": res.valid_to}  # fmt: skip
+
+
+_remembered_temporal = lru_cache(maxsize=_MEMO_SIZE)(_temporal_of)
 
 
 def _tense(text: str) -> TemporalKind:

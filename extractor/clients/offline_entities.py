@@ -8,6 +8,7 @@ phone number is 555-0199" yields a PERSON and a PHONE_NUMBER -- not to be a full
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .. import caseless
 from ..extraction import Entity
@@ -57,8 +58,20 @@ _PERSON_BEFORE = re.compile(
 _SUBJECT_NEXT = re.compile(r"(?:'s|’s)?\s+(?:is|was|and|told|said|says|has|had|works)\b")
 
 
+#: A quote's entities are asked for by its assertion event and again by its claim, and repeated
+#: lines repeat them: remembered for short quotes, a bounded number (memory stays flat).
+_MEMO_SIZE = 4096
+_MEMO_MAX_CHARS = 1000
+
+
 def entities_in(text: str) -> list[Entity]:
     """Named and sensitive things mentioned in ``text`` (a quote), deduplicated, in order."""
+    if len(text) > _MEMO_MAX_CHARS:
+        return list(_entities(text))
+    return list(_remembered_entities(text))
+
+
+def _entities(text: str) -> tuple[Entity, ...]:
     found: list[tuple[int, Entity]] = []
     named: set[str] = set()
     for m in _RELATION.finditer(text):
@@ -92,7 +105,10 @@ def entities_in(text: str) -> list[Entity]:
         if key not in seen:
             seen.add(key)
             out.append(entity)
-    return out
+    return tuple(out)
+
+
+_remembered_entities = lru_cache(maxsize=_MEMO_SIZE)(_entities)
 
 
 def _name_type(before: str, name: str) -> str:
