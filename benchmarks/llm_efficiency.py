@@ -18,11 +18,15 @@ row first runs its conversations once untimed: that warms the connections and fi
 per-transcript answer memo, so during the timed run the server only waits out L, as a remote
 model would, instead of competing for this machine's cores with the offline model. Columns:
 "client CPU" is this process's CPU time per conversation, "server CPU" the mock's; a core can
-complete at most 1000 / (client CPU ms) conversations per second, whatever C.
+complete at most 1000 / (client CPU ms) conversations per second, whatever C. "core share" is
+the fraction of one core a busy loop got just before the row (1.00 on an idle machine; less when
+other jobs compete for the cores), to read the wall-clock figures against. With ``--repeat N``
+each row is run N times and the median run (by seconds) is printed.
 
     /tmp/venv/bin/python benchmarks/llm_efficiency.py                 # L=0.2, C=1,8,32,64
     /tmp/venv/bin/python benchmarks/llm_efficiency.py --path client --concurrency 32
     /tmp/venv/bin/python benchmarks/llm_efficiency.py --cold-server   # no untimed first pass
+    /tmp/venv/bin/python benchmarks/llm_efficiency.py --repeat 3      # median of three runs
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ class Row:
     client_cpu: float
     server_cpu: float
     failed: int
+    core_share: float
 
 
 @contextlib.contextmanager
@@ -116,8 +121,17 @@ def run_client(client: OpenAIClient, conversations: list[Conversation], concurre
     return asyncio.run(main())
 
 
+def core_share(seconds: float = 0.5) -> float:
+    """The fraction of one core a busy loop gets for ``seconds`` of wall-clock time."""
+    started, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - started < seconds:
+        pass
+    return (time.process_time() - cpu) / (time.perf_counter() - started)
+
+
 def measure(path: str, latency: float, concurrency: int, rounds: int, cold: bool) -> Row:
     count = concurrency * rounds
+    share = core_share()
     with tempfile.TemporaryDirectory() as tmp, mock_endpoint(latency) as (base_url, pid):
         src = synthetic.write(count, Path(tmp) / "in.jsonl", seed=concurrency)
         client = OpenAIClient(model="offline", base_url=base_url, api_key="mock-key")
@@ -138,7 +152,7 @@ def measure(path: str, latency: float, concurrency: int, rounds: int, cold: bool
         failed = once("out.jsonl")
         seconds = time.perf_counter() - started
         cpu, server = time.process_time() - cpu, cpu_seconds(pid) - server
-    return Row(path, concurrency, count, seconds, cpu, server, failed)
+    return Row(path, concurrency, count, seconds, cpu, server, failed, share)
 
 
 def main() -> None:
@@ -147,23 +161,26 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 8, 32, 64])
     parser.add_argument("--rounds", type=int, default=8, help="conversations = C x rounds")
     parser.add_argument("--path", choices=PATHS, nargs="*", default=list(PATHS))
+    parser.add_argument("--repeat", type=int, default=1, help="runs per row; the median is shown")
     parser.add_argument("--cold-server", action="store_true",
                         help="no untimed first pass: the mock computes every answer while timed")  # fmt: skip
     args = parser.parse_args()
     print(f"latency L = {args.latency * 1000:.0f} ms, conversations = C x {args.rounds}, "
           f"mock server in its own process, {'cold' if args.cold_server else 'warm'}")  # fmt: skip
     print("| path | C | conversations | seconds | achieved conv/s | ideal C/L | efficiency | "
-          "client CPU ms/conv | server CPU ms/conv | failed |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "client CPU ms/conv | server CPU ms/conv | core share | failed |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for path in args.path:
         for c in args.concurrency:
-            row = measure(path, args.latency, c, args.rounds, args.cold_server)
+            runs = [measure(path, args.latency, c, args.rounds, args.cold_server)
+                    for _ in range(max(1, args.repeat))]  # fmt: skip
+            row = sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
             achieved, ideal = row.conversations / row.seconds, c / args.latency
             print(f"| {path} | {c} | {row.conversations} | {row.seconds:.2f} | {achieved:.1f} | "
                   f"{ideal:.1f} | {100 * achieved / ideal:.1f}% | "
                   f"{1000 * row.client_cpu / row.conversations:.1f} | "
-                  f"{1000 * row.server_cpu / row.conversations:.1f} | {row.failed} |",
-                  flush=True)  # fmt: skip
+                  f"{1000 * row.server_cpu / row.conversations:.1f} | {row.core_share:.2f} | "
+                  f"{row.failed} |", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
