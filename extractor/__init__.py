@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ._version import SCHEMA_VERSION, __version__
 
 if TYPE_CHECKING:
-    from .admission import Policy, ReplayReport, admit, load_policy, replay
+    from .admission import Policy, admit, load_policy
+    from .admission.replay import ReplayReport, replay
     from .batch import BatchConfig, arun_batch, run_batch
     from .candidates import MemoryCandidate, Provenance
     from .clients.base import ClientResult, ExtractionClient, Usage
