@@ -10,6 +10,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import extractor.pipeline
+from extractor.batch import BatchConfig, run_batch
 from extractor.clients import openai_client
 from extractor.clients.base import ClientResult, extract_sync
 from extractor.clients.openai_client import GatedExtraction, OpenAIClient
@@ -300,3 +302,17 @@ def test_the_mock_server_computes_an_answer_once_per_transcript(
         extract_sync(cl, CONVERSATIONS[1], PROMPT, OPTIONS)
     assert calls == ["c0", "c1"]
     assert first.attempts == 2 and again.output == first.output
+
+
+def test_a_batch_keeps_its_concurrency_in_flight(tmp_path: Path) -> None:
+    """``extractor run --concurrency C`` against a slow model: C requests on the wire at once."""
+    src = tmp_path / "in.jsonl"
+    lines = [{"id": c.id, "messages": [{"role": "user", "content": c.messages[0].text}]}
+             for c in CONVERSATIONS]  # fmt: skip
+    src.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with MockServer(latency=0.3) as server:
+        config = BatchConfig(out=tmp_path / "out.jsonl", concurrency=8)
+        summary = run_batch([src], Extractor(client(server)), config)
+        assert server.peak_in_flight == 8
+    assert summary.failed == 0
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == len(CONVERSATIONS)
