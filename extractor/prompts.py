@@ -78,7 +78,7 @@ def render_message(message: Message) -> str:
         entry["tool_calls"] = "; ".join(
             f"{c.function.name}({c.function.arguments})" for c in message.tool_calls
         )
-    return _escape(json.dumps(entry, ensure_ascii=False))
+    return _escape(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
 
 
 def _escape(text: str) -> str:

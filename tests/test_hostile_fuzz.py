@@ -286,7 +286,7 @@ def test_any_conversation_id_stays_inside_its_tag(cid: str) -> None:
     block = user[user.index("<conversation") :].split("\n")
     assert block[0].startswith('<conversation id="') and block[0].endswith('">')
     assert block[1:] == [
-        json.dumps({"id": "m0", "role": "user", "text": "hi"}),
+        json.dumps({"id": "m0", "role": "user", "text": "hi"}, separators=(",", ":")),
         "</conversation>",
         "",
     ]
