@@ -346,3 +346,13 @@ def test_client_implements_the_protocol_and_estimates_usage() -> None:
     assert result.raw_text is not None
     assert result.usage.completion_tokens == math.ceil(len(result.raw_text) / 4)
     assert result.usage.total_tokens == result.usage.prompt_tokens + result.usage.completion_tokens
+
+
+def test_tool_observation_keeps_the_tool_name_as_spelled():
+    cands = extract(
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "t1", "type": "function", "function": {"name": "get_forecast", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "t1", "content": "Light rain from 07:00 to 10:00."},
+    )  # fmt: skip
+    (obs,) = [c for c in cands if c["memory_type"] == "TOOL_OBSERVATION"]
+    assert obs["content"].startswith("Tool get_forecast returned: Light rain")

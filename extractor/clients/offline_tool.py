@@ -238,4 +238,6 @@ def _short(text: str) -> str:
 
 def _observed(tool: str, quote: str, error: bool) -> str:
     verb = "reported an error" if error else "returned"
-    return finish(f"{tool[:1].upper() + tool[1:]} {verb}: {_short(quote)}")
+    # a tool's name is an identifier ("get_forecast"): keep its spelling, never capitalize it
+    subject = "The tool" if tool == "the tool" else f"Tool {tool}"
+    return finish(f"{subject} {verb}: {_short(quote)}")
