@@ -222,10 +222,21 @@ _QUESTION_START = re.compile(
 )
 _ASKS = re.compile(r"\b(?:you|your|u|ur|yours)\b", re.IGNORECASE)
 _STATEMENT_START = re.compile(r"^(?:i|i'm|im|i've|i'd|i'll|my|we|we're|our)\b", re.IGNORECASE)
+_HYPOTHETICAL_CUES = (
+    r"if\s+i\s+(?:were|was|had|could|would|ever)|what\s+if|imagine|imagining|suppose|"
+    r"supposing|pretend|let'?s\s+say|hypothetically|in\s+theory|"
+    r"in\s+a\s+perfect\s+world|one\s+day\s+i'?d|i\s+dream\s+of|if\s+only"
+)
 _HYPOTHETICAL = re.compile(
-    r"\b(?:if\s+i\s+(?:were|was|had|could|would|ever)|what\s+if|imagine|imagining|suppose|"
-    r"supposing|pretend|let'?s\s+say|i\s+wish|i'?d\s+wish|hypothetically|in\s+theory|"
-    r"in\s+a\s+perfect\s+world|one\s+day\s+i'?d|i\s+dream\s+of|if\s+only)\b",
+    rf"\b(?:{_HYPOTHETICAL_CUES}|i\s+wish|i'?d\s+wish)\b",
+    re.IGNORECASE,
+)
+_OTHER_HYPOTHETICAL = re.compile(rf"\b(?:{_HYPOTHETICAL_CUES}|i'?d\s+wish)\b", re.IGNORECASE)
+#: The speaker's own wish ("I wish I had more time", "I wish my parents lived closer"), not a
+#: wish for the other speaker ("I wish you luck", "I wish them well").
+_OWN_WISH = re.compile(
+    r"\bi\s+(?:really\s+|just\s+|sometimes\s+|still\s+|so\s+|often\s+)?wish\s+(?:that\s+)?"
+    r"(?!(?:you|u|ya|y'all|everyone|everybody|them|him|her|us|all)\b)(?=\w)",
     re.IGNORECASE,
 )
 _CONDITIONAL_START = re.compile(r"^(?:if|unless|whenever|in case)\b", re.IGNORECASE)
@@ -308,6 +319,26 @@ def is_hypothetical(text: str) -> bool:
 
 
 @_memo
+def is_own_wish(text: str) -> bool:
+    """A sentence whose only hypothetical cue is the speaker's wish about their own life ("I wish
+    I had more time to train", "I wish my mom was still around"). The wished-for state is not a
+    fact, but the wish is: it says what the speaker wants and, by presupposition, what is not so
+    ("User wishes they had more time to train."). Any other cue ("if I were...") still makes
+    the sentence hypothetical."""
+    return (
+        caseless.search(_OWN_WISH, text)
+        and not caseless.search(_OTHER_HYPOTHETICAL, text)
+        and not caseless.match(_CONDITIONAL_START, text)
+    )
+
+
+@_memo
+def is_hypothetical_claim(text: str) -> bool:
+    """:func:`is_hypothetical`, except a speaker's own wish, which tells what they want."""
+    return is_hypothetical(text) and not is_own_wish(text)
+
+
+@_memo
 def is_sarcastic_or_joke(text: str) -> bool:
     return caseless.search(_SARCASM, text) or caseless.search(_JOKE, text)
 
@@ -322,3 +353,9 @@ def is_injection(text: str) -> bool:
 def non_fact(text: str) -> bool:
     """Questions, hypotheticals, sarcasm, jokes and injected instructions yield no proposition."""
     return is_question(text) or is_hypothetical(text) or is_sarcastic_or_joke(text)
+
+
+@_memo
+def non_fact_about_speaker(text: str) -> bool:
+    """:func:`non_fact` for what a speaker says of themselves, where their own wish counts."""
+    return is_question(text) or is_hypothetical_claim(text) or is_sarcastic_or_joke(text)

@@ -28,11 +28,12 @@ from .offline_text import (
     Piece,
     clauses,
     is_certification,
-    is_hypothetical,
+    is_hypothetical_claim,
     is_injection,
+    is_own_wish,
     is_sarcastic_or_joke,
     is_self_certifying,
-    non_fact,
+    non_fact_about_speaker,
     sentences,
     strip_opener,
 )
@@ -42,11 +43,14 @@ _FIRST_PERSON = re.compile(
     r"\b(?:I|i)['’](?:m|ve|d|ll)\b",
     re.IGNORECASE,
 )
-#: Openings that address the other speaker rather than tell something about the user.
+#: Openings that address the other speaker rather than tell something about the user. A hope
+#: or eagerness to do something ("I hope to have kids some day", "I can't wait to learn
+#: French") is the speaker's own plan, not small talk.
 _CHATTER = re.compile(
-    r"^(?:(?:i|we)\s+(?:bet|hope|agree|understand|see|wonder|appreciate|suppose so|guess so|"
+    r"^(?:(?:i|we)\s+(?:bet|hope(?!\s+to\b)|agree|understand|see|wonder|appreciate|suppose so|"
+    r"guess so|"
     r"can imagine|can tell|can see|hear you|feel you|mean|get it|got it|totally agree|"
-    r"couldn'?t agree|can'?t wait|can not wait|cannot wait|look forward|am looking forward|"
+    r"couldn'?t agree|(?:can'?t|can not|cannot) wait(?!\s+to\b)|look forward|am looking forward|"
     r"recommend|suggest|would recommend|would suggest|would say|think so|believe so|"
     r"don'?t think so|know right|know,? right|know what you mean|know how you feel|know that|"
     r"know!|know\.|know$|do too|did too|too|as well|also(?=\W*$)|have to say|must say|second that|"
@@ -58,7 +62,13 @@ _CHATTER = re.compile(
     r"all ears|with you|(?:in|down|game)(?=\W*$)|curious|not sure (?:what|how|if|about|why|where)|"
     r"(?:so |very )?impressed|rooting|thinking of you)\b|"
     r"i\s+am\s+(?:sure|glad|sorry|happy for|excited for|jealous|good|fine|well|doing|great|"
-    r"curious|impressed|so sorry|rooting)\b|"
+    r"curious|impressed|so sorry|rooting|(?:glad|happy) (?:to hear|you|that)|"
+    r"not sure (?:what|how|if|why|where|whether))\b|"
+    # a reaction to the other speaker's news, however strongly felt ("I'm really sorry to hear
+    # that", "I am so proud of you", "I'm so excited for you!")
+    r"i(?:'m|\s+am)\s+(?:so|really|very|truly|just|pretty|super|totally|genuinely|extremely|"
+    r"quite|too)(?:\s+(?:so|very|really))?\s+(?:sorry|glad|happy\s+(?:for|to\s+hear)|"
+    r"excited\s+for|thrilled\s+for|proud\s+of\s+(?:you|u)|jealous|impressed)\b|"
     r"i'?(?:ll| will| would|'d| should)\s+(?:tell|send|let|keep|check|have to|look|try to find|"
     r"ask|bring|share|show|definitely|be sure|make sure|need to|love to (?:hear|see|know|read|"
     r"try|meet|visit|come|join)|like to (?:hear|see|know|read|meet)|recommend|suggest|say|"
@@ -142,6 +152,76 @@ _ELLIPTICAL = re.compile(
     rf"{_ADV}(?:\s*,?\s*(?:but|though|haha|lol))?\W*$",
     re.IGNORECASE,
 )
+#: An opinion about the world: a verb of thinking or hearsay whose complement has a subject
+#: other than the speaker ("I think it depends on the kid.", "I reckon they'll win.", "I hear
+#: there's a remake."). It says what the speaker believes about something else, not a fact
+#: about them; the complement is checked for a first person and for praise separately.
+_OPINION = re.compile(
+    r"^(?:i|we)\s+(?:\w+\s+)?(?:think|believe|guess|feel\s+like|reckon|suppose|assume|doubt|"
+    r"bet|hear|(?:'m|am)\s+(?:pretty\s+|quite\s+|fairly\s+)?sure|imagine|find\s+that|"
+    r"know\s+that)\s+(?:that\s+)?"
+    r"(?!(?:i|i'm|i'd|i'll|i've|my|we|our|me|myself|mine|it\s+as|of|about)\b)(?!\w+ing\b)(?=\w)",
+    re.IGNORECASE,
+)
+#: Praise in an opinion ("I think a dog is a great idea") says what the speaker likes: kept.
+_PRAISE = re.compile(
+    r"\b(?:love|loves|best|favou?rite|beautiful|great|amazing|awesome|wonderful|blessing|"
+    r"fantastic|perfect|excellent)\b",
+    re.IGNORECASE,
+)
+#: An offer or promise to the other speaker ("I can lend you a book.", "I'll get back to you
+#: soon.", "I could do that for you."): a move in the conversation, not a fact about the
+#: speaker. One that mentions something of the speaker's ("I can lend you my copy") or what
+#: they like ("I'd love to cook with you") still tells something, and is kept.
+_OFFER = re.compile(
+    r"^(?:(?:maybe|perhaps|then|so|and|but|ok|okay)\s+)?(?:i|we)(?:'ll|'d|\s+will|\s+would|"
+    r"\s+could|\s+can|\s+might|\s+should)\b"
+    r"(?=.*\b(?:you|your|u|ya|yours)\b)(?!.*\b(?:my|mine|our|ours|love|like|enjoy)\b)",
+    re.IGNORECASE,
+)
+#: Something the speaker came across *for* the other speaker ("I found a city you might like
+#: to move to!", "I heard a new song I think you'd love"): a tip about the other speaker's
+#: tastes, not a fact about the speaker's own life.
+_FOR_YOU = re.compile(
+    r"^(?!.*\b(?:my|mine|our)\b)(?:i|we)\s+(?:just\s+|also\s+|finally\s+)?(?:found|saw|heard|"
+    r"got|bought|ordered|researched|read|came\s+across|made|picked)\b.*"
+    r"(?:\bfor\s+(?:you|u)\b|\b(?:you|u)(?:'d|\s+would|\s+might|\s+may|\s+will|\s+could)?\s+"
+    r"(?:like|love|enjoy|be\s+interested))",
+    re.IGNORECASE,
+)
+#: The speaker talking about the conversation itself ("I was just about to ask you about
+#: that!", "I was thinking about what you said."): about the exchange, not the speaker's life.
+_ABOUT_EXCHANGE = re.compile(
+    r"^(?:i|we)\s+(?:was|were|am|'m)\s+(?:just\s+)?(?:thinking|about\s+to\s+ask|going\s+to\s+ask|"
+    r"gonna\s+ask|meaning\s+to\s+ask|wondering)\b(?=.*\b(?:you|your|u)\b)",
+    re.IGNORECASE,
+)
+#: A passing state of mind with nothing it is about, or only a pro-form ("I'm not sure.",
+#: "I'm so excited.", "I'm pretty excited about this!", "I'm really looking forward to it!"):
+#: a reaction to what was just said. With an object of its own ("I'm excited about my trip to
+#: Peru") it is kept.
+_PASSING_STATE = re.compile(
+    r"^i(?:'m|\s+am)\s+(?:(?:so|really|very|pretty|super|just|also|quite|totally|kinda|"
+    r"kind\s+of|a\s+little|a\s+bit|getting|not|even)\s+)*"
+    r"(?:excited|interested|intrigued|thrilled|pumped|stoked|curious|psyched|looking\s+forward|"
+    r"in|sure|certain)"
+    r"(?:\s+(?:about|in|to|for|of))?(?:\s+(?:it|this|that|them|those|these|one))?"
+    r"(?:\s+(?:now|too|as\s+well|already|again|yet|though|either))?\W*$|"
+    r"^i(?:'m|\s+am)\s+(?:not|really\s+not|not\s+really|not\s+quite|not\s+entirely|not\s+too)"
+    r"\s+(?:sure|certain)\b",
+    re.IGNORECASE,
+)
+#: An agreement or acknowledgement with an intensifier ("I really hope so.", "I completely
+#: forgot.", "I just know it."): as thin as the plain "I hope so." that :data:`_WEAK` drops.
+_WEAK_INTENSIFIED = re.compile(
+    r"^(?:i|we)\s+(?:really|just|certainly|definitely|totally|sure|truly|do|completely|fully)\s+"
+    r"(?:hope|think|believe|guess|know|agree|understand|see|mean|appreciate|forgot|disagree)"
+    r"(?:\s+(?:so|not|too|it|that|this))?(?:\s+(?:very\s+well|too|as\s+well))?\W*$",
+    re.IGNORECASE,
+)
+#: "I wish" and what follows: an elliptical wish ("I wish I could.", "I wish I knew.") says
+#: nothing; one with content ("I wish I knew my dad.") says what the speaker wants.
+_WISH_HEAD = re.compile(r"^(?:i|we)\s+(?:\w+\s+)?wish\s+(?:that\s+)?", re.IGNORECASE)
 _LIKES = re.compile(
     r"\b(?:i|we)\s+(?:(?:\w+ly|just|also|still|do|kind of|sort of|don'?t|do not|never|"
     r"would|'d)\s+){0,3}(?:love|loves|like|likes|enjoy|enjoys|hate|hates|"
@@ -228,12 +308,12 @@ def user_groups(message: Message, origin: Origin = Origin.USER) -> list[Group]:
                 piece = Piece(piece.start, pieces[i].end, message.text[piece.start : pieces[i].end])
                 i += 1
             parts = [piece]
-        elif is_sarcastic_or_joke(piece.text) or is_hypothetical(piece.text):
+        elif is_sarcastic_or_joke(piece.text) or is_hypothetical_claim(piece.text):
             continue  # the whole sentence is not meant literally, every clause of it
         else:
             parts = [c for c in (strip_opener(c) for c in clauses(piece)) if c is not None]
         for part in parts:
-            if skip(part.text) or non_fact(part.text):
+            if skip(part.text) or non_fact_about_speaker(part.text):
                 continue
             claim = claim_for(part, message, origin)
             if claim is not None:
@@ -263,6 +343,17 @@ def classify(text: str) -> MemoryType | None:
     if chatter and not _SUBJECT.search(text, chatter.end()):
         return None
     if _WEAK.match(text) or _ELLIPTICAL.match(text):
+        return None
+    if _OFFER.match(text) or _FOR_YOU.match(text) or _ABOUT_EXCHANGE.match(text):
+        return None
+    if _PASSING_STATE.match(text) or _WEAK_INTENSIFIED.match(text):
+        return None
+    opinion = _OPINION.match(text)
+    if opinion and not (_SUBJECT.search(text, opinion.end()) or _PRAISE.search(text)):
+        return None
+    wish = _WISH_HEAD.match(text) if is_own_wish(text) else None
+    rest = text[wish.end() :] if wish else ""
+    if wish and (len(rest.split()) <= 2 or _ELLIPTICAL.match(rest) or _WEAK.match(rest)):
         return None
     if _LIKES.search(text):
         return MemoryType.PREFERENCE

@@ -1,0 +1,138 @@
+"""Chat moves that say nothing lasting about the speaker, next to close variants that do.
+
+Each rule of the offline model that drops a sentence as a conversational move (an offer, a
+reaction, an opinion about something else, a tip for the other speaker) is pinned here by a
+sentence that must now yield nothing and a close variant that must still yield its fact, so a
+rule can neither stop firing nor grow over real first-person facts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from extractor.clients.offline import offline_extract
+from extractor.conversation import conversation_from_data
+
+
+def claims_of(text: str) -> list[dict[str, Any]]:
+    conv = conversation_from_data({"id": "chat", "messages": [{"role": "user", "content": text}]})
+    out = offline_extract(conv)["candidates"]
+    return [c for c in out if c["memory_type"] in ("WORLD_PROPOSITION", "PREFERENCE")]
+
+
+def contents(text: str) -> list[str]:
+    return [c["content"] for c in claims_of(text)]
+
+
+@pytest.mark.parametrize(
+    ("nothing", "fact", "content"),
+    [
+        # offers and promises to the other speaker
+        (
+            "I can lend you a book about healthy teas.",
+            "I can lend you my copy of the book.",
+            "User can lend you their copy of the book.",
+        ),
+        (
+            "I'll get back to you soon.",
+            "I'll be moving to Lisbon soon.",
+            "User will be moving to Lisbon soon.",
+        ),
+        # reactions to the other speaker's news, however strongly felt
+        (
+            "I'm really sorry to hear that.",
+            "I'm really sorry I missed my sister's wedding.",
+            "User is really sorry they missed their sister's wedding.",
+        ),
+        ("I am so proud of you.", "I am so proud of my son.", "User is so proud of their son."),
+        # opinions about something other than the speaker
+        (
+            "I think it depends on the kid.",
+            "I think my sister is a nurse.",
+            "User thinks their sister is a nurse.",
+        ),
+        (
+            "I reckon the band will win.",
+            "I reckon I will win.",
+            "User reckons they will win.",
+        ),
+        # ... unless the opinion praises something: that says what the speaker likes
+        (
+            "I doubt the weather will hold.",
+            "I think Time in a Bottle is the most beautiful song ever.",
+            "User thinks Time in a Bottle is the most beautiful song ever.",
+        ),
+        # tips for the other speaker
+        (
+            "I found a city that you might like to move to!",
+            "I found a city that I might move to.",
+            "User found a city that they might move to.",
+        ),
+        (
+            "I heard a new song today that I think you would love!",
+            "I heard my favourite band live today.",
+            "User heard their favourite band live today.",
+        ),
+        # talk about the conversation itself
+        (
+            "I was just about to ask you about baking shows!",
+            "I was just about to start baking.",
+            "User was just about to start baking.",
+        ),
+        # passing states of mind with nothing they are about
+        ("I'm so excited.", "I'm so excited about my trip to Peru.", None),
+        ("I'm not sure.", "I'm sure I locked my door.", "User is sure they locked their door."),
+        ("I'm pretty excited about this!", "I'm excited to start my new job.", None),
+        # thin agreements, intensified
+        ("I really hope so.", "I really hope to run a marathon.", None),
+        ("I completely forgot.", "I completely forgot my keys.", None),
+    ],
+)
+def test_chat_move_yields_nothing_but_close_variant_keeps_its_fact(
+    nothing: str, fact: str, content: str | None
+) -> None:
+    assert claims_of(nothing) == []
+    found = contents(fact)
+    assert len(found) == 1
+    if content is not None:
+        assert found == [content]
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("I wish I had more time to train.", "User wishes they had more time to train."),
+        ("I wish my parents lived closer.", "User wishes their parents lived closer."),
+        ("I hope to have kids some day.", "User hopes to have kids some day."),
+        ("I can't wait to learn French.", "User can't wait to learn French."),
+    ],
+)
+def test_own_wishes_hopes_and_plans_are_facts_about_the_speaker(text: str, content: str) -> None:
+    (claim,) = claims_of(text)
+    assert claim["content"] == content
+    assert claim["origin"] == "USER"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I wish I could.",
+        "I wish you luck with the move.",
+        "I wish them well.",
+        "If I were rich, I wish I had a boat.",
+        "What if I moved? I wish I knew.",
+        "I hope so.",
+        "I hope you feel better soon.",
+        "I can't wait!",
+    ],
+)
+def test_elliptical_wishes_and_wishes_for_others_yield_nothing(text: str) -> None:
+    assert claims_of(text) == []
+
+
+def test_a_wish_never_becomes_the_wished_for_fact() -> None:
+    (claim,) = claims_of("I wish I had a dog.")
+    assert claim["content"] == "User wishes they had a dog."
+    assert "has a dog" not in claim["content"]
