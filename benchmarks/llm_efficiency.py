@@ -44,6 +44,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic
@@ -52,6 +53,7 @@ from extractor.batch import BatchConfig, run_batch
 from extractor.clients.openai_client import OpenAIClient
 from extractor.conversation import Conversation, iter_inputs
 from extractor.errors import ExtractorError
+from extractor.heap import freeze_startup_heap
 from extractor.pipeline import Extractor
 from extractor.prompts import load_prompt
 from extractor.validation import ValidationOptions
@@ -65,10 +67,49 @@ class Row:
     concurrency: int
     conversations: int
     seconds: float
+    steady: float
     client_cpu: float
     server_cpu: float
     failed: int
     core_share: float
+
+
+class TimedClient(OpenAIClient):
+    """Records when each ``extract`` call started and ended (``perf_counter`` seconds)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.calls: list[tuple[float, float]] = []
+
+    async def extract(self, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await super().extract(*args, **kwargs)
+        finally:
+            self.calls.append((started, time.perf_counter()))
+
+
+def steady_throughput(calls: list[tuple[float, float]], concurrency: int) -> float:
+    """Conversations per second in the run's steady state, by Little's law.
+
+    The window opens when the first ``concurrency`` calls have ended (connections made, the
+    first wave's synchronized start over) and closes when the last call starts (from then on
+    fewer than ``concurrency`` remain, the drain). Throughput = mean calls in flight over the
+    window / mean duration of the calls started in it: the time a slot sits between two calls
+    (our overhead too) lowers the first, our per-call overhead raises the second. Counting
+    completions in the window instead would depend on where its edges cut the bursts of
+    completions a fixed latency produces. A long batch spends nearly all its time in this
+    state; a short one also pays ramp and drain once, which the wall-clock column shows.
+    """
+    if len(calls) < 3 * concurrency:
+        return float("nan")
+    opened = sorted(end for _, end in calls)[concurrency - 1]
+    closed = max(start for start, _ in calls)
+    if closed <= opened:
+        return float("nan")
+    busy = sum(max(0.0, min(end, closed) - max(start, opened)) for start, end in calls)
+    inside = [end - start for start, end in calls if opened <= start <= closed]
+    return (busy / (closed - opened)) / (sum(inside) / len(inside))
 
 
 @contextlib.contextmanager
@@ -134,12 +175,13 @@ def measure(path: str, latency: float, concurrency: int, rounds: int, cold: bool
     share = core_share()
     with tempfile.TemporaryDirectory() as tmp, mock_endpoint(latency) as (base_url, pid):
         src = synthetic.write(count, Path(tmp) / "in.jsonl", seed=concurrency)
-        client = OpenAIClient(model="offline", base_url=base_url, api_key="mock-key")
+        client = TimedClient(model="offline", base_url=base_url, api_key="mock-key")
         extractor = Extractor(client)
+        loaded = [c for c in iter_inputs([src]) if isinstance(c, Conversation)]
 
         def once(out: str) -> int:
+            client.calls.clear()
             if path == "client":
-                loaded = [c for c in iter_inputs([src]) if isinstance(c, Conversation)]
                 return run_client(client, loaded, concurrency)
             config = BatchConfig(out=Path(tmp) / out, concurrency=concurrency)
             return run_batch([src], extractor, config).failed
@@ -148,18 +190,20 @@ def measure(path: str, latency: float, concurrency: int, rounds: int, cold: bool
         run_batch([warm], extractor, BatchConfig(out=Path(tmp) / "warm-out.jsonl"))
         if not cold:
             once("untimed.jsonl")
+        freeze_startup_heap()  # as `extractor run` does once it is set up (extractor/heap.py)
         server, cpu, started = cpu_seconds(pid), time.process_time(), time.perf_counter()
         failed = once("out.jsonl")
         seconds = time.perf_counter() - started
         cpu, server = time.process_time() - cpu, cpu_seconds(pid) - server
-    return Row(path, concurrency, count, seconds, cpu, server, failed, share)
+        steady = steady_throughput(client.calls, concurrency)
+    return Row(path, concurrency, count, seconds, steady, cpu, server, failed, share)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 8, 32, 64])
-    parser.add_argument("--rounds", type=int, default=8, help="conversations = C x rounds")
+    parser.add_argument("--rounds", type=int, default=16, help="conversations = C x rounds")
     parser.add_argument("--path", choices=PATHS, nargs="*", default=list(PATHS))
     parser.add_argument("--repeat", type=int, default=1, help="runs per row; the median is shown")
     parser.add_argument("--cold-server", action="store_true",
@@ -168,8 +212,9 @@ def main() -> None:
     print(f"latency L = {args.latency * 1000:.0f} ms, conversations = C x {args.rounds}, "
           f"mock server in its own process, {'cold' if args.cold_server else 'warm'}")  # fmt: skip
     print("| path | C | conversations | seconds | achieved conv/s | ideal C/L | efficiency | "
-          "client CPU ms/conv | server CPU ms/conv | core share | failed |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "steady conv/s | steady efficiency | client CPU ms/conv | server CPU ms/conv | "
+          "core share | failed |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for path in args.path:
         for c in args.concurrency:
             runs = [measure(path, args.latency, c, args.rounds, args.cold_server)
@@ -177,7 +222,8 @@ def main() -> None:
             row = sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
             achieved, ideal = row.conversations / row.seconds, c / args.latency
             print(f"| {path} | {c} | {row.conversations} | {row.seconds:.2f} | {achieved:.1f} | "
-                  f"{ideal:.1f} | {100 * achieved / ideal:.1f}% | "
+                  f"{ideal:.1f} | {100 * achieved / ideal:.1f}% | {row.steady:.1f} | "
+                  f"{100 * row.steady / ideal:.1f}% | "
                   f"{1000 * row.client_cpu / row.conversations:.1f} | "
                   f"{1000 * row.server_cpu / row.conversations:.1f} | {row.core_share:.2f} | "
                   f"{row.failed} |", flush=True)  # fmt: skip

@@ -86,6 +86,7 @@ from ..errors import (
 from ..extraction import ExtractionOutput
 from ..prompts import Prompt
 from ..validation import Rejection, ValidationOptions, ValidationReport, validate_extraction
+from . import netstream
 from .base import AttemptRecord, ClientResult, Usage
 from .wire import compact_prompt_schema, lean_schema
 
@@ -442,8 +443,10 @@ class OpenAIClient:
         return wrapped
 
     def _sdk(self, api_key: str | None) -> openai.AsyncOpenAI:
+        # Our transport: the SDK's defaults and limits, on the asyncio backend of netstream.py.
         http = self._http_client or openai.DefaultAsyncHttpxClient(
-            verify=self._ssl(), limits=POOL_LIMITS
+            limits=POOL_LIMITS,
+            transport=netstream.transport(verify=self._ssl(), limits=POOL_LIMITS),
         )
         return openai.AsyncOpenAI(
             api_key=api_key,
