@@ -267,3 +267,36 @@ def test_first_200_conversations_of_every_data_file_run_without_a_crash(tmp_path
     assert result.exit_code == 0
     assert summary.processed == len(read_lines(out)) == expected
     assert os.path.getsize(out) > 0
+
+
+def test_run_freezes_the_start_up_heap_once_set_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The LLM path's throughput depends on it (extractor/heap.py): once, before any work."""
+    run_command = sys.modules["extractor.cli.run"]  # the package re-exports the command as `run`
+    events: list[str] = []
+    built = run_command.build_extractor
+    monkeypatch.setattr(run_command, "freeze_startup_heap", lambda: events.append("freeze"))
+    monkeypatch.setattr(
+        run_command, "build_extractor", lambda o: events.append("built") or built(o)
+    )
+    batch = run_command.run_batch
+    monkeypatch.setattr(
+        run_command, "run_batch", lambda *a, **k: events.append("batch") or batch(*a, **k)
+    )
+    src = tmp_path / "in.jsonl"
+    src.write_text(conv("c1", "My manager is Alice.") + "\n")
+    assert invoke(src, "--out", tmp_path / "out.jsonl", "-q").exit_code == 0
+    assert events == ["built", "freeze", "batch"]
+
+
+def test_freeze_startup_heap_takes_live_objects_out_of_collections() -> None:
+    code = (
+        "import gc, json, extractor.pipeline; from extractor.heap import freeze_startup_heap; "
+        "alive = len(gc.get_objects()); n = freeze_startup_heap(); "
+        "print(json.dumps([alive, n, gc.get_freeze_count(), len(gc.get_objects(2))]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    alive, frozen, count, oldest = json.loads(out.stdout)
+    assert frozen == count >= 0.9 * alive  # everything alive at start-up ...
+    assert oldest < 100  # ... is gone from the generation a full collection walks
