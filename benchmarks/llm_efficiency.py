@@ -53,10 +53,17 @@ from extractor.batch import BatchConfig, run_batch
 from extractor.clients.openai_client import OpenAIClient
 from extractor.conversation import Conversation, iter_inputs
 from extractor.errors import ExtractorError
-from extractor.heap import freeze_startup_heap
 from extractor.pipeline import Extractor
 from extractor.prompts import load_prompt
 from extractor.validation import ValidationOptions
+
+try:
+    from extractor.heap import freeze_startup_heap
+except ImportError:  # an older checkout measured through PYTHONPATH, which did not freeze
+
+    def freeze_startup_heap() -> int:
+        return 0
+
 
 PATHS = ("client", "pipeline")
 

@@ -1,7 +1,8 @@
 """The garbage-collector setting of the long-running commands (``run``, ``serve``, ``mock-server``).
 
-Why: after start-up a process holds ~220,000 objects that live until it exits (modules, Pydantic
-and SDK types, the policy, the prompt, the offline model's tables). CPython's oldest-generation
+Why: after start-up a process holds objects that live until it exits (modules, Pydantic and SDK
+types, the policy, the prompt, the offline model's tables): ~33,000 with the offline model,
+~220,000 once the ``openai`` SDK and instructor are loaded. CPython's oldest-generation
 collection walks all of them each time it runs: measured in the client path at C = 32
 (``benchmarks/llm_efficiency.py``), twice per 512 calls, 135 ms each, while every reply that
 arrived waited for the event loop and the calls then moved in one clump. Moving the start-up
