@@ -54,13 +54,19 @@ def contents(text: str) -> list[str]:
             "User thinks their sister is a nurse.",
         ),
         (
-            "I reckon the band will win.",
+            "I reckon they will win.",
             "I reckon I will win.",
             "User reckons they will win.",
         ),
-        # ... unless the opinion praises something: that says what the speaker likes
+        # a hedged claim with a subject of its own stands alone and keeps its hedge
         (
-            "I doubt the weather will hold.",
+            "I think that might be the same day.",
+            "I think the launch moved to next Friday.",
+            "User thinks the launch moved to next Friday.",
+        ),
+        # ... and so does an opinion that praises something: that says what the speaker likes
+        (
+            "I doubt it will hold.",
             "I think Time in a Bottle is the most beautiful song ever.",
             "User thinks Time in a Bottle is the most beautiful song ever.",
         ),

@@ -152,15 +152,20 @@ _ELLIPTICAL = re.compile(
     rf"{_ADV}(?:\s*,?\s*(?:but|though|haha|lol))?\W*$",
     re.IGNORECASE,
 )
-#: An opinion about the world: a verb of thinking or hearsay whose complement has a subject
-#: other than the speaker ("I think it depends on the kid.", "I reckon they'll win.", "I hear
-#: there's a remake."). It says what the speaker believes about something else, not a fact
-#: about them; the complement is checked for a first person and for praise separately.
+#: An opinion on what was just said: a verb of thinking or hearsay whose complement has a
+#: pro-form or generic subject ("I think it depends on the kid.", "I reckon they'll win.",
+#: "I hear there's a remake.", "I feel like people overdo it."). It comments on something
+#: already in the conversation, not on the speaker. A complement with a subject of its own
+#: ("I think the launch moved to Friday", "I think my sister is a nurse") is a hedged claim
+#: that stands alone, and is kept with its hedge; a first person or praise anywhere after the
+#: verb keeps the sentence too (checked separately).
 _OPINION = re.compile(
     r"^(?:i|we)\s+(?:\w+\s+)?(?:think|believe|guess|feel\s+like|reckon|suppose|assume|doubt|"
     r"bet|hear|(?:'m|am)\s+(?:pretty\s+|quite\s+|fairly\s+)?sure|imagine|find\s+that|"
     r"know\s+that)\s+(?:that\s+)?"
-    r"(?!(?:i|i'm|i'd|i'll|i've|my|we|our|me|myself|mine|it\s+as|of|about)\b)(?!\w+ing\b)(?=\w)",
+    r"(?:it|it's|its|that|that's|this|they|they're|they'll|they'd|he|he's|she|she's|there|"
+    r"there's|you|you'll|you'd|you're|everyone|everybody|anyone|people|most\s+people|"
+    r"some\s+people|sometimes|some|those|these)\b",
     re.IGNORECASE,
 )
 #: Praise in an opinion ("I think a dog is a great idea") says what the speaker likes: kept.
