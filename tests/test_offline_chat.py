@@ -142,3 +142,41 @@ def test_a_wish_never_becomes_the_wished_for_fact() -> None:
     (claim,) = claims_of("I wish I had a dog.")
     assert claim["content"] == "User wishes they had a dog."
     assert "has a dog" not in claim["content"]
+
+
+def answer_claims(question: str, answer: str) -> list[str]:
+    conv = conversation_from_data(
+        {
+            "id": "chat-answer",
+            "messages": [
+                {"role": "assistant", "content": question},
+                {"role": "user", "content": answer},
+            ],
+        }
+    )
+    out = offline_extract(conv)["candidates"]
+    return [
+        c["content"]
+        for c in out
+        if c["origin"] == "USER" and c["memory_type"] in ("WORLD_PROPOSITION", "PREFERENCE")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("I have short blonde hair. How about yourself?", "Really sounds kind of cute though"),
+        ("Do you have any tips for a beginner?", "Just follow one team."),
+        ("Maybe once or twice a week? What do you say?", "mmm, maybe."),
+    ],
+)
+def test_replies_to_advice_requests_and_turned_back_questions_are_not_answers(
+    question: str, answer: str
+) -> None:
+    assert answer_claims(question, answer) == []
+
+
+def test_an_open_question_about_the_speaker_still_reads_the_bare_answer() -> None:
+    assert answer_claims("What do you drive?", "A red Mustang.") == [
+        'Asked "What do you drive?", User answered: "A red Mustang.".'
+    ]

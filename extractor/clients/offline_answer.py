@@ -66,8 +66,12 @@ _NOT_ABOUT_USER = re.compile(
 _GREETING = re.compile(
     r"^(?:how\s+(?:are|r)\s+(?:you|u)|how\s+are\s+you\s+doing|how'?s\s+it\s+going|how\s+have\s+you"
     r"\s+been|how\s+(?:was|is)\s+your\s+(?:day|weekend|week|morning|evening|night)|what'?s\s+up|"
-    r"(?:how|what)\s+about\s+(?:you|u|yours)|and\s+(?:you|u|yours)|you|u|yours|wbu|hbu|"
-    r"how\s+do\s+you\s+do|what\s+do\s+you\s+think|what\s+would\s+you)\b",
+    r"(?:how|what)\s+about\s+(?:you|u|yours|yourself)|and\s+(?:you|u|yours|yourself)|you|u|"
+    r"yours|yourself|wbu|hbu|how\s+do\s+you\s+do|what\s+do\s+you\s+(?:think|say)|"
+    r"what\s+would\s+you|"
+    # asking for advice: the reply is advice for the asker, not a fact about the one replying
+    r"(?:do|does|can|could)\s+(?:you|u|anyone)\s+(?:have|give|suggest|recommend)\s+(?:me\s+)?"
+    r"(?:any|some)\s+(?:tips|advice|suggestions|recommendations|pointers))\b",
     re.IGNORECASE,
 )
 _ASKING = re.compile(
