@@ -4,8 +4,10 @@ Every kept sentence yields a group of two drafts: an ASSERTION_EVENT ("User stat
 event the system witnessed) and, linked to it by ``parent``, the claim itself -- a
 WORLD_PROPOSITION, PREFERENCE, PROCEDURE or FAILURE_EXPERIENCE rewritten in the third person.
 Sentences that assert nothing about the user -- questions, hypotheticals, sarcasm, jokes,
-small talk aimed at the other speaker, and instructions aimed at the memory system -- yield
-nothing at all.
+small talk aimed at the other speaker (offers, reactions, opinions on what was just said, tips
+for the other speaker, talk about the exchange itself), and instructions aimed at the memory
+system -- yield nothing at all. The speaker's own wish ("I wish I had more time") is not a
+hypothetical: it says what they want.
 """
 
 from __future__ import annotations
