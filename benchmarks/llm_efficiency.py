@@ -58,10 +58,10 @@ from extractor.prompts import load_prompt
 from extractor.validation import ValidationOptions
 
 try:
-    from extractor.heap import freeze_startup_heap
-except ImportError:  # an older checkout measured through PYTHONPATH, which did not freeze
+    from extractor.heap import tune_collector
+except ImportError:  # an older checkout measured through PYTHONPATH: it did not tune the GC
 
-    def freeze_startup_heap() -> int:
+    def tune_collector() -> int:
         return 0
 
 
@@ -197,7 +197,7 @@ def measure(path: str, latency: float, concurrency: int, rounds: int, cold: bool
         run_batch([warm], extractor, BatchConfig(out=Path(tmp) / "warm-out.jsonl"))
         if not cold:
             once("untimed.jsonl")
-        freeze_startup_heap()  # as `extractor run` does once it is set up (extractor/heap.py)
+        tune_collector()  # as `extractor run` does once it is set up (extractor/heap.py)
         server, cpu, started = cpu_seconds(pid), time.process_time(), time.perf_counter()
         failed = once("out.jsonl")
         seconds = time.perf_counter() - started

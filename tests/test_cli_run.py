@@ -269,14 +269,14 @@ def test_first_200_conversations_of_every_data_file_run_without_a_crash(tmp_path
     assert os.path.getsize(out) > 0
 
 
-def test_run_freezes_the_start_up_heap_once_set_up(
+def test_run_tunes_the_collector_once_set_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The LLM path's throughput depends on it (extractor/heap.py): once, before any work."""
     run_command = sys.modules["extractor.cli.run"]  # the package re-exports the command as `run`
     events: list[str] = []
     built = run_command.build_extractor
-    monkeypatch.setattr(run_command, "freeze_startup_heap", lambda: events.append("freeze"))
+    monkeypatch.setattr(run_command, "tune_collector", lambda: events.append("tune"))
     monkeypatch.setattr(
         run_command, "build_extractor", lambda o: events.append("built") or built(o)
     )
@@ -287,16 +287,18 @@ def test_run_freezes_the_start_up_heap_once_set_up(
     src = tmp_path / "in.jsonl"
     src.write_text(conv("c1", "My manager is Alice.") + "\n")
     assert invoke(src, "--out", tmp_path / "out.jsonl", "-q").exit_code == 0
-    assert events == ["built", "freeze", "batch"]
+    assert events == ["built", "tune", "batch"]
 
 
-def test_freeze_startup_heap_takes_live_objects_out_of_collections() -> None:
+def test_tune_collector_freezes_the_start_up_heap_and_raises_the_young_threshold() -> None:
     code = (
-        "import gc, json, extractor.pipeline; from extractor.heap import freeze_startup_heap; "
-        "alive = len(gc.get_objects()); n = freeze_startup_heap(); "
-        "print(json.dumps([alive, n, gc.get_freeze_count(), len(gc.get_objects(2))]))"
+        "import gc, json, extractor.pipeline; from extractor.heap import tune_collector; "
+        "alive = len(gc.get_objects()); n = tune_collector(); "
+        "print(json.dumps([alive, n, gc.get_freeze_count(), len(gc.get_objects(2)), "
+        "gc.get_threshold()]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    alive, frozen, count, oldest = json.loads(out.stdout)
+    alive, frozen, count, oldest, threshold = json.loads(out.stdout)
     assert frozen == count >= 0.9 * alive  # everything alive at start-up ...
     assert oldest < 100  # ... is gone from the generation a full collection walks
+    assert threshold == [10_000, 10, 10]  # young collections rarer; the others as CPython's

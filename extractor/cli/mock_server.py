@@ -7,7 +7,7 @@ import threading
 import click
 
 from ..clients import offline  # noqa: F401 -- answers come from it: loaded before the heap is frozen
-from ..heap import freeze_startup_heap
+from ..heap import tune_collector
 from ..mockserver import FAULT_NAMES, MockServer, parse_faults
 from ._common import UnusableInput
 
@@ -47,7 +47,7 @@ def mock_server(port: int, faults: tuple[str, ...], latency: float, retry_after:
         server.start()
     except OSError as exc:
         raise UnusableInput(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
-    freeze_startup_heap()
+    tune_collector()
     fault_note = f" with faults {', '.join(faults)}" if faults else ""
     click.echo(f"mock OpenAI-compatible server at {server.base_url}{fault_note} (Ctrl-C to stop)")
     try:

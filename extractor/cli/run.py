@@ -12,7 +12,7 @@ import click
 
 from ..batch import DEFAULT_CONCURRENCY, BatchConfig, BatchObserver, estimate_total, run_batch
 from ..errors import ExtractorError
-from ..heap import freeze_startup_heap
+from ..heap import tune_collector
 from ..summary import ProgressBar, RunSummary, render_summary, show_progress
 from ._common import UnusableInput, build_extractor, extractor_options
 
@@ -93,7 +93,7 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
     if o["out"] is not None and o["out"] == o["failures"]:
         raise click.BadParameter("must differ from --out", param_hint="--failures")
     extractor = build_extractor(o)
-    freeze_startup_heap()
+    tune_collector()
     config = BatchConfig(
         out=o["out"], failures=o["failures"], concurrency=o["concurrency"], limits=extractor.limits,
         retry_failed=o["retry_failed"], fsync=o["fsync"],

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..heap import freeze_startup_heap
+from ..heap import tune_collector
 from ._common import UnusableInput, build_extractor, extractor_options
 
 
@@ -40,5 +40,5 @@ def serve(host: str, port: int, max_body_bytes: int | None, **options: Any) -> N
         raise UnusableInput(str(exc)) from None
     extractor = build_extractor(options)
     app = create_app(extractor, max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES)
-    freeze_startup_heap()
+    tune_collector()
     uvicorn.run(app, host=host, port=port, log_level="info")
