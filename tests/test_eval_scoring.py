@@ -311,3 +311,55 @@ def test_prf_sums_are_the_sums_of_their_counts(parts):
     if total.precision is not None and total.recall is not None:
         assert min(total.precision, total.recall) <= (total.f1 or 0) + 1e-12
         assert (total.f1 or 0) <= max(total.precision, total.recall) + 1e-12
+
+
+# --- MSC margins: paired bootstrap over conversations ----------------------------------------
+
+
+def _msc_cases(n: int) -> list[Any]:
+    from extractor.conversation import conversation_from_data
+    from extractor.evaluation.msc import MscCase
+
+    cases = []
+    for k in range(n):
+        data = {
+            "id": f"m{k}",
+            "messages": [{"role": "user", "content": f"turn {i}"} for i in range(4)],
+        }
+        # turns 0 and 1 carry a gold fact, 2 and 3 do not
+        cases.append(MscCase(conversation_from_data(data), {0: "fact", 1: "fact"}, (0, 1, 2, 3)))
+    return cases
+
+
+def test_a_model_no_different_from_the_baseline_has_a_zero_margin() -> None:
+    from extractor.evaluation.msc import bootstrap_margins
+
+    cases = _msc_cases(30)
+    same = [{0: ["x"], 2: ["x"]} for _ in cases]
+    (margin,) = bootstrap_margins(cases, same, {"b": same}, resamples=200)
+    assert (margin.precision, margin.precision_low, margin.precision_high) == (0, 0, 0)
+    assert (margin.f1, margin.f1_low, margin.f1_high) == (0, 0, 0)
+
+
+def test_a_model_better_on_every_conversation_has_an_interval_above_zero() -> None:
+    from extractor.evaluation.msc import bootstrap_margins
+
+    cases = _msc_cases(30)
+    model = [{0: ["x"], 1: ["x"]} for _ in cases]  # both facts, no false positive
+    # the baseline is right on some conversations only, so resamples differ
+    base = [{0: ["x"], 1: ["x"]} if k % 3 else {0: ["x"], 2: ["x"], 3: ["x"]} for k in range(30)]
+    (margin,) = bootstrap_margins(cases, model, {"b": base}, resamples=300)
+    assert 0 < margin.precision_low <= margin.precision <= margin.precision_high
+    assert 0 < margin.f1_low <= margin.f1 <= margin.f1_high
+    assert margin.precision_low < margin.precision_high  # a real interval, not a point
+
+
+def test_bootstrap_margins_are_reproducible_for_a_seed() -> None:
+    from extractor.evaluation.msc import bootstrap_margins
+
+    cases = _msc_cases(20)
+    model = [{0: ["x"], 3: ["x"]} if k % 2 else {0: ["x"]} for k in range(20)]
+    base = [{1: ["x"], 2: ["x"]} for _ in cases]
+    first = bootstrap_margins(cases, model, {"b": base}, resamples=100, seed=7)
+    assert first == bootstrap_margins(cases, model, {"b": base}, resamples=100, seed=7)
+    assert first != bootstrap_margins(cases, model, {"b": base}, resamples=100, seed=8)

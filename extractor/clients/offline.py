@@ -37,7 +37,7 @@ from .offline_draft import Draft, Group
 from .offline_tool import tool_groups
 from .offline_user import user_groups
 
-MODEL_NAME = "offline-rules-1"
+MODEL_NAME = "offline-rules-2"
 CHARS_PER_TOKEN = 4
 
 

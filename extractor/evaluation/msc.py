@@ -11,6 +11,11 @@ Two baselines run through the same scorer: every annotated turn is positive, and
 positive when it contains a first-person pronoun. Most annotated turns carry a fact, so recall
 and F1 alone flatter the first baseline; precision is the figure that separates them.
 
+How clear a margin is: :func:`bootstrap_margins` resamples *conversations* (the turns of one
+chat are not independent) with replacement, recomputes the model's and each baseline's
+precision and F1 on the same resample, and reports the 2.5th and 97.5th percentiles of the
+differences -- a paired bootstrap, seeded, so the interval is reproducible.
+
 For true-positive turns, *token overlap* compares what was extracted (the candidates' contents,
 or the turn's text for the baselines) with the gold fact: the token F1 after lower-casing,
 dropping punctuation and the words in :data:`OVERLAP_STOPWORDS` (pronouns, "user", articles,
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -85,6 +91,22 @@ class TurnScore(BaseModel):
         return self.overlap_sum / self.tp if self.tp else None
 
 
+class Margin(BaseModel):
+    """The model minus one baseline, in points, with a 95% paired-bootstrap interval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    baseline: str
+    precision: float
+    precision_low: float
+    precision_high: float
+    f1: float
+    f1_low: float
+    f1_high: float
+    resamples: int
+    seed: int
+
+
 class MscReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -93,6 +115,7 @@ class MscReport(BaseModel):
     positive_turns: int
     failures: list[str]
     rows: list[TurnScore]
+    margins: list[Margin] = []
 
     def row(self, name: str) -> TurnScore:
         return next(r for r in self.rows if r.name == name)
@@ -191,6 +214,75 @@ def score_turns(name: str, cases: list[MscCase], predictions: list[TurnPredictio
     return score
 
 
+#: Resamples and seed of :func:`bootstrap_margins` as ``extractor eval --msc`` runs it.
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 20261130
+
+
+def bootstrap_margins(
+    cases: list[MscCase],
+    model: list[TurnPredictions],
+    baselines: dict[str, list[TurnPredictions]],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> list[Margin]:
+    """Model minus each baseline (precision and F1, in points) with 95% intervals from a paired
+    bootstrap over conversations. Deterministic for a given ``seed``."""
+    per_model = [score_turns("", [c], [p]) for c, p in zip(cases, model, strict=True)]
+    margins = []
+    for name, predictions in baselines.items():
+        per_base = [score_turns("", [c], [p]) for c, p in zip(cases, predictions, strict=True)]
+        rng = random.Random(seed)
+        p_diffs, f_diffs = [], []
+        for _ in range(resamples):
+            picks = [rng.randrange(len(cases)) for _ in cases]
+            m, b = _pooled(per_model, picks), _pooled(per_base, picks)
+            p_diffs.append(_points(m.precision) - _points(b.precision))
+            f_diffs.append(_points(m.f1) - _points(b.f1))
+        whole_m, whole_b = (
+            _pooled(per_model, range(len(cases))),
+            _pooled(per_base, range(len(cases))),
+        )
+        margins.append(
+            Margin(
+                baseline=name,
+                precision=_points(whole_m.precision) - _points(whole_b.precision),
+                precision_low=_percentile(p_diffs, 2.5),
+                precision_high=_percentile(p_diffs, 97.5),
+                f1=_points(whole_m.f1) - _points(whole_b.f1),
+                f1_low=_percentile(f_diffs, 2.5),
+                f1_high=_percentile(f_diffs, 97.5),
+                resamples=resamples,
+                seed=seed,
+            )
+        )
+    return margins
+
+
+def _pooled(scores: list[TurnScore], picks: Any) -> TurnScore:
+    total = TurnScore(name="")
+    for i in picks:
+        s = scores[i]
+        total.tp += s.tp
+        total.fp += s.fp
+        total.fn += s.fn
+        total.tn += s.tn
+    return total
+
+
+def _points(value: float | None) -> float:
+    return 100 * (value or 0.0)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    rank = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[rank]
+
+
 BASELINES: dict[str, Callable[[MscCase], TurnPredictions]] = {
     "baseline: every user turn has a fact": baseline_every_turn,
     "baseline: turn has a first-person pronoun": baseline_first_person,
@@ -220,15 +312,17 @@ async def aevaluate_msc(
                 return {}
         return user_fact_turns(case.conversation, result)
 
-    predicted = await asyncio.gather(*(one(c) for c in cases))
-    rows = [score_turns(f"model: {extractor.client.model_name}", cases, list(predicted))]
-    rows += [score_turns(name, cases, [b(c) for c in cases]) for name, b in BASELINES.items()]
+    predicted = list(await asyncio.gather(*(one(c) for c in cases)))
+    baselines = {name: [b(c) for c in cases] for name, b in BASELINES.items()}
+    rows = [score_turns(f"model: {extractor.client.model_name}", cases, predicted)]
+    rows += [score_turns(name, cases, p) for name, p in baselines.items()]
     return MscReport(
         conversations=len(cases),
         annotated_turns=sum(len(c.annotated) for c in cases),
         positive_turns=sum(len(set(c.facts) & set(c.annotated)) for c in cases),
         failures=failures,
         rows=rows,
+        margins=bootstrap_margins(cases, predicted, baselines) if cases else [],
     )
 
 

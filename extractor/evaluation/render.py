@@ -114,7 +114,17 @@ def render_msc(report: MscReport) -> str:
         f"turns, {report.positive_turns} with a gold fact, {len(report.failures)} failed",
         "",
     ]
-    return "\n".join(lines + _table(header, [_turn_row(r) for r in report.rows]))
+    lines += _table(header, [_turn_row(r) for r in report.rows])
+    if report.margins:
+        lines += ["", f"Margin of the model, points (95% interval: paired bootstrap over "
+                      f"conversations, {report.margins[0].resamples} resamples):"]  # fmt: skip
+        for m in report.margins:
+            lines.append(
+                f"  over {m.baseline.removeprefix('baseline: ')}: precision {m.precision:+.1f} "
+                f"({m.precision_low:+.1f} to {m.precision_high:+.1f}), F1 {m.f1:+.1f} "
+                f"({m.f1_low:+.1f} to {m.f1_high:+.1f})"
+            )
+    return "\n".join(lines)
 
 
 def msc_json(report: MscReport) -> dict[str, Any]:
