@@ -241,8 +241,11 @@ def test_unix_socket_connections(tmp_path: Path) -> None:
     assert asyncio.run(main()) == b"echo:over unix"
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
-def test_https_upgrades_the_connection_to_tls(tmp_path: Path) -> None:
+needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
+
+
+def self_signed(tmp_path: Path) -> tuple[ssl.SSLContext, Path]:
+    """A server TLS context for ``localhost`` with a fresh self-signed certificate, and its path."""
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
@@ -252,6 +255,12 @@ def test_https_upgrades_the_connection_to_tls(tmp_path: Path) -> None:
     )  # fmt: skip
     server_side = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_side.load_cert_chain(cert, key)
+    return server_side, cert
+
+
+@needs_openssl
+def test_https_upgrades_the_connection_to_tls(tmp_path: Path) -> None:
+    server_side, cert = self_signed(tmp_path)
     trusting = ssl.create_default_context(cafile=str(cert))
 
     async def main() -> tuple[str, str | None]:
@@ -269,17 +278,9 @@ def test_https_upgrades_the_connection_to_tls(tmp_path: Path) -> None:
     assert version is not None and version.startswith("TLS")
 
 
+@needs_openssl
 def test_tls_to_a_server_with_an_untrusted_certificate_fails_cleanly(tmp_path: Path) -> None:
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    server_side = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_side.load_cert_chain(cert, key)
+    server_side, _ = self_signed(tmp_path)  # the client's default trust store lacks it
 
     async def main() -> None:
         async with serving(keep_alive_echo, server_side) as (address, _), client(timeout=5) as http:
