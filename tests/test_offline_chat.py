@@ -94,6 +94,53 @@ def contents(text: str) -> list[str]:
         # thin agreements, intensified
         ("I really hope so.", "I really hope to run a marathon.", None),
         ("I completely forgot.", "I completely forgot my keys.", None),
+        # round 4: acknowledgements that open the sentence
+        (
+            "I hear you though it seems we are all underpaid.",
+            "I hear the market is busy on Fridays.",
+            "User hears the market is busy on Fridays.",
+        ),
+        ("I know, some people are just a waste of time!", "I know, I have two dogs myself.", None),
+        # talk about what the speaker means or how they see it
+        ("That's how I see it.", "That's how I met my wife.", "That's how User met their wife."),
+        (
+            "Not that I can think of off the top of my head.",
+            "I do know what I want to study.",
+            "User does know what they want to study.",
+        ),
+        # apologies for something in the exchange
+        (
+            "I'm sorry but I don't think you ever told me your name.",
+            "I'm sorry but my car broke down again.",
+            "User is sorry but their car broke down again.",
+        ),
+        # hopes, beliefs and praise about the other speaker
+        (
+            "I hope you have a better job than I do.",
+            "I hope to get a better job than I have.",
+            "User hopes to get a better job than they have.",
+        ),
+        (
+            "I know you like being outdoors a lot.",
+            "I know my sister likes being outdoors.",
+            "User knows their sister likes being outdoors.",
+        ),
+        (
+            "I marvel at the job you do.",
+            "I marvel at how my grandma still gardens.",
+            "User marvels at how their grandma still gardens.",
+        ),
+        # encouragement is not an instruction to the assistant; a real instruction still is
+        (
+            "Just keep of the good work.",
+            "Just keep the answers short.",
+            "User prefers that the assistant just keep the answers short.",
+        ),
+        (
+            "Remember to keep on going and it will all work out.",
+            "Remember to keep answers short.",
+            "User prefers that the assistant remember to keep answers short.",
+        ),
     ],
 )
 def test_chat_move_yields_nothing_but_close_variant_keeps_its_fact(

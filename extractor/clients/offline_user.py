@@ -226,6 +226,52 @@ _WEAK_INTENSIFIED = re.compile(
     r"(?:\s+(?:so|not|too|it|that|this))?(?:\s+(?:very\s+well|too|as\s+well))?\W*$",
     re.IGNORECASE,
 )
+#: An acknowledgement that opens the sentence ("I hear you though it seems we are all
+#: underpaid.", "I know, some people are just a waste of time!", "I do know what you mean."):
+#: the speaker takes in what the other said and comments on it; what follows is a remark on
+#: the other's news, not news of the speaker's own. One that goes on with a clause of the
+#: speaker's own ("I know, I have two dogs myself.") is kept.
+_ACKNOWLEDGE = re.compile(
+    r"^(?:(?:yeah|yes|yah|oh|well|and)[\s,]+)?(?:i|we)\s+(?:\w+\s+)?(?:hear|feel|get)\s+"
+    r"(?:you|u|ya)\b|"
+    r"^i\s+(?:do\s+|totally\s+|really\s+)?know\s+(?:exactly\s+)?what\s+(?:you|u)\s+mean|"
+    r"^i\s+know\s*(?:[,\u2013-]|\band\b|\bbut\b)(?!\s*(?:i|i'm|i've|my|we)\b)",
+    re.IGNORECASE,
+)
+#: Talk about what the speaker means or how they see it ("That's how I see it", "In the
+#: factory, that is what I mean", "Not that I can think of off the top of my head"): it
+#: points back at what was already said, or at the speaker's memory, and states nothing new.
+_META_TALK = re.compile(
+    r"\b(?:that'?s|that\s+is|this\s+is|it'?s)\s+(?:just\s+|exactly\s+)?(?:how|what)\s+"
+    r"(?:i|we)\s+(?:mean|meant|see\s+it|see\s+things|think|thought|'m\s+saying|am\s+saying|"
+    r"was\s+saying|was\s+trying\s+to\s+say|was\s+getting\s+at)\b|"
+    r"^(?:not|none|nothing|no\s?one|nobody)\s+that\s+i\s+(?:can\s+(?:think\s+of|recall|"
+    r"remember)|know\s+of|remember|recall)\b",
+    re.IGNORECASE,
+)
+#: An apology for something in the exchange ("I'm sorry but I don't think you ever told me
+#: your name.", "Sorry that took so long"): politeness, not a fact. One that mentions the
+#: speaker's own things ("Sorry I'm late, my car broke down") still tells something: kept.
+_APOLOGY = re.compile(
+    r"^(?:(?:i'?m|i\s+am)\s+(?:so\s+|very\s+|really\s+|truly\s+)?sorry|sorry|"
+    r"i\s+apologi[sz]e)(?:\s*,|\s+(?:but|that|for|if|about))(?!.*\b(?:my|mine|our|ours)\b)",
+    re.IGNORECASE,
+)
+#: A hope, belief or wish about the other speaker ("I hope you have a better job than I do",
+#: "I know you like being outdoors", "I have full faith that you will pick the perfect name!",
+#: "I don't want you to be stuck indoors") and praise of what they do ("I marvel at the job you
+#: do", "I like where your mind is going"): it is about the listener, even when the speaker
+#: appears further on, so the first person there does not make it a fact about the speaker.
+_ABOUT_PARTNER = re.compile(
+    r"^(?:(?:well|so|and|but|oh|yeah|yes|yah)[\s,]+)?(?:i|we)\s+(?:\w+\s+)?(?:hope|know|want|"
+    r"would\s+like|'d\s+like|would\s+love|'d\s+love|don'?t\s+want|do\s+not\s+want|"
+    r"have\s+(?:full\s+)?faith|trust|(?:am|'m)\s+sure|bet|remember)\s+(?:that\s+)?"
+    r"(?:you|u|your|ur)\b|"
+    r"^(?:i|we)\s+(?:\w+\s+)?(?:marvel|admire|respect|applaud|commend|like|love|appreciate|"
+    r"adore|envy|salute)\s+(?:at\s+)?(?:how|where|what|the\s+way|the\s+\w+\s+(?:that\s+)?)"
+    r"\s*(?:you|your|u|ur)\b",
+    re.IGNORECASE,
+)
 #: "I wish" and what follows: an elliptical wish ("I wish I could.", "I wish I knew.") says
 #: nothing; one with content ("I wish I knew my dad.") says what the speaker wants.
 _WISH_HEAD = re.compile(r"^(?:i|we)\s+(?:\w+\s+)?wish\s+(?:that\s+)?", re.IGNORECASE)
@@ -246,7 +292,10 @@ _INSTRUCTION = re.compile(
     r"avoid|include|show|be|refer to me|remember to|sign|add|list|summari[sz]e|translate)\b"
     # encouragement and advice to the other speaker are not instructions to the assistant
     r"(?!\s+(?:up|trying|going|at it|it up|careful|safe|okay|ok|well|strong|patient|about|"
-    r"give up|worry|to keep)\b)(?![^.!?]*\b(?:you|your|u|ur)\b)",
+    r"give up|worry|to keep)\b)(?![^.!?]*\b(?:you|your|u|ur)\b)"
+    # nor is cheering them on ("Just keep of the good work.", "Remember to keep on going")
+    r"(?!(?:\s+\w+){0,3}\s+(?:the\s+good\s+work|(?:keep|keeps)\s+(?:on|going|at\s+it|up|"
+    r"trying|pushing|smiling)|on\s+going|it\s+will\s+all\s+work\s+out)\b)",
     re.IGNORECASE,
 )
 #: A one-off task ("Summarise my latest email.") is a request, not a standing preference,
@@ -349,6 +398,8 @@ def classify(text: str) -> MemoryType | None:
     chatter = _CHATTER.match(text)
     if chatter and not _SUBJECT.search(text, chatter.end()):
         return None
+    if _is_conversational_move(text):
+        return None
     if _WEAK.match(text) or _ELLIPTICAL.match(text):
         return None
     if _OFFER.match(text) or _FOR_YOU.match(text) or _ABOUT_EXCHANGE.match(text):
@@ -365,6 +416,15 @@ def classify(text: str) -> MemoryType | None:
     if _LIKES.search(text):
         return MemoryType.PREFERENCE
     return MemoryType.WORLD_PROPOSITION
+
+
+def _is_conversational_move(text: str) -> bool:
+    """Round-4 moves: acknowledgements, meta-talk, apologies, talk about the listener.
+
+    Each is checked on the whole sentence, before the first person in it is taken as a sign
+    that the speaker is telling something about themselves.
+    """
+    return any(rule.search(text) for rule in (_ACKNOWLEDGE, _META_TALK, _APOLOGY, _ABOUT_PARTNER))
 
 
 def stated(piece: Piece, message: Message, origin: Origin) -> Draft:
