@@ -45,6 +45,21 @@ if TYPE_CHECKING:
     from .ledger import Ledger
 
 DEFAULT_CONCURRENCY = 4
+
+
+def reorder_window(concurrency: int) -> int:
+    """How many conversations may be in progress or finished-but-unwritten at once.
+
+    Lines are written in input order, so a conversation that is slow (a long answer, a
+    rate-limit wait, a timeout and its retry) holds back every line after it; the others keep
+    running only while they fit in this window. At 2 x concurrency (the first design) one
+    stalled conversation idled every other slot after a couple of calls each; 8 x concurrency
+    (at least 64) lets a batch go on for several model latencies around a stalled one, and
+    memory stays bounded: a window of finished results, ~10-40 KB each.
+    """
+    return max(64, 8 * max(1, concurrency))
+
+
 FAILURES_SUFFIX = ".failures.jsonl"
 
 Outcome = ConversationResult | FailureRecord
@@ -368,7 +383,7 @@ class _Run:
     async def consume(self, items: Iterable[Conversation | InputError]) -> None:
         """Process ``items`` with bounded concurrency, writing outcomes in input order."""
         gate = asyncio.Semaphore(max(1, self.config.concurrency))
-        window = 2 * max(1, self.config.concurrency)
+        window = reorder_window(self.config.concurrency)
         pending: deque[tuple[Conversation | InputError, asyncio.Task[Outcome]]] = deque()
         try:
             for item in items:
