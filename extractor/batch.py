@@ -31,7 +31,7 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from .ledger import Ledger
 
 DEFAULT_CONCURRENCY = 4
+T = TypeVar("T")
 
 
 def reorder_window(concurrency: int) -> int:
@@ -75,6 +76,9 @@ class BatchConfig:
     ``retry_failed`` removes earlier failure records before the run, so those conversations are
     attempted again. ``fsync`` syncs each line to disk (survives power loss; slower); without it
     each line is still handed to the OS whole, which survives the process being killed.
+    ``shard=(k, n)`` processes only the inputs at positions k-1, k-1+n, k-1+2n, ... of the input
+    stream (1 <= k <= n): n processes given the same inputs and k = 1..n split the batch between
+    them, each with its own ``out``, for more than one core.
     """
 
     out: Path | None = None
@@ -83,6 +87,13 @@ class BatchConfig:
     limits: Limits = field(default_factory=Limits)
     retry_failed: bool = False
     fsync: bool = False
+    shard: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.shard is not None:
+            k, n = self.shard
+            if not 1 <= k <= n:
+                raise ValueError(f"shard {k}/{n}: need 1 <= k <= n")
 
     @property
     def failures_path(self) -> Path | None:
@@ -440,7 +451,7 @@ async def arun_batch(
     run = _Run(extractor, config, out, failures, done, observers)
     status = "failed"
     try:
-        await run.consume(iter_inputs(paths, limits=config.limits, stdin=stdin))
+        await run.consume(_shard(iter_inputs(paths, limits=config.limits, stdin=stdin), config))
         status = "completed"
     except (KeyboardInterrupt, asyncio.CancelledError):
         status = "interrupted"
@@ -454,6 +465,13 @@ async def arun_batch(
     return run.summary
 
 
+def _shard(items: Iterable[T], config: BatchConfig) -> Iterable[T]:
+    if config.shard is None:
+        return items
+    k, n = config.shard
+    return (item for position, item in enumerate(items) if position % n == k - 1)
+
+
 def _settings(config: BatchConfig, extractor: Extractor) -> dict[str, Any]:
     """What a ledger records about how the run was configured."""
     return {
@@ -462,6 +480,7 @@ def _settings(config: BatchConfig, extractor: Extractor) -> dict[str, Any]:
         "concurrency": config.concurrency,
         "limits": asdict(config.limits),
         "retry_failed": config.retry_failed,
+        "shard": list(config.shard) if config.shard is not None else None,
         "max_chunk_chars": extractor.max_chunk_chars,
         "timeout": extractor.timeout,
         "as_of": extractor.as_of.isoformat() if extractor.as_of is not None else None,

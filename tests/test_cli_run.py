@@ -302,3 +302,33 @@ def test_tune_collector_freezes_the_start_up_heap_and_raises_the_young_threshold
     assert frozen == count >= 0.9 * alive  # everything alive at start-up ...
     assert oldest < 100  # ... is gone from the generation a full collection walks
     assert threshold == [10_000, 10, 10]  # young collections rarer; the others as CPython's
+
+
+def test_shards_split_a_batch_between_processes_exactly_once(tmp_path: Path) -> None:
+    lines = [conv(f"c{i}", f"I live in city number {i}.") for i in range(10)] + ["{broken"]
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    seen: list[str] = []
+    for k in (1, 2, 3):
+        out = tmp_path / f"part{k}.jsonl"
+        invoke(src, "--shard", f"{k}/3", "--out", out, "-q")
+        ids = [r["conversation_id"] for r in read_lines(out)]
+        assert ids == sorted(ids, key=lambda c: int(c[1:]))  # input order within a shard
+        seen += ids
+        failures = tmp_path / f"part{k}.jsonl.failures.jsonl"
+        if failures.exists():
+            seen += [f"line {f['input']['line']}" for f in read_lines(failures)]
+    assert sorted(seen) == sorted([f"c{i}" for i in range(10)] + ["line 11"])
+    # a re-run of one shard resumes: its 4 inputs (c1, c4, c7, the broken line 11) are done
+    result = invoke(src, "--shard", "2/3", "--out", tmp_path / "part2.jsonl", "--json")
+    summary = json.loads(result.output)
+    assert (summary["skipped"], summary["processed"], summary["failed"]) == (4, 0, 0)
+
+
+@pytest.mark.parametrize("value", ["0/2", "3/2", "x", "1/0", "1-2", "/2"])
+def test_a_bad_shard_is_a_usage_error(value: str, tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(conv("c1") + "\n")
+    result = CliRunner().invoke(cli, ["run", str(src), "--shard", value])
+    assert result.exit_code == 2
+    assert "--shard" in result.output and "K/N" in result.output

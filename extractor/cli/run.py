@@ -25,6 +25,17 @@ class _Progress(BatchObserver):
         self.bar.advance(summary)
 
 
+def _parse_shard(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    k, sep, n = value.partition("/")
+    if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise click.BadParameter(
+            f"{value!r}: expected K/N with 1 <= K <= N, e.g. 1/2", param_hint="--shard"
+        )
+    return int(k), int(n)
+
+
 def _check_inputs(inputs: tuple[str, ...]) -> None:
     for item in inputs:
         if item != "-" and not Path(item).exists():
@@ -51,6 +62,13 @@ def _check_inputs(inputs: tuple[str, ...]) -> None:
     default=DEFAULT_CONCURRENCY,
     show_default=True,
     help="Extractions in flight at once.",
+)
+@click.option(
+    "--shard",
+    metavar="K/N",
+    callback=lambda ctx, param, value: _parse_shard(value),
+    help="Process only every N-th input, starting with the K-th (run K = 1..N in parallel, "
+    "each with its own --out).",
 )
 @click.option(
     "--ledger",
@@ -87,6 +105,8 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
         zcat chats.jsonl.gz | extractor run - > results.jsonl
         extractor run chats.jsonl --model gpt-4o-mini --base-url http://localhost:8000/v1 \\
             --concurrency 8 --out results.jsonl --json
+        extractor run chats.jsonl --shard 1/2 --out part1.jsonl &   # two cores
+        extractor run chats.jsonl --shard 2/2 --out part2.jsonl
     """
     _check_inputs(inputs)
     o = options
@@ -96,10 +116,11 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
     tune_collector()
     config = BatchConfig(
         out=o["out"], failures=o["failures"], concurrency=o["concurrency"], limits=extractor.limits,
-        retry_failed=o["retry_failed"], fsync=o["fsync"],
+        retry_failed=o["retry_failed"], fsync=o["fsync"], shard=o["shard"],
     )  # fmt: skip
     try:
-        with _ledger(o["ledger"]) as ledger, _progress(inputs, o["quiet"]) as observers:
+        progress = _progress(inputs, o["quiet"], o["shard"])
+        with _ledger(o["ledger"]) as ledger, progress as observers:
             summary = run_batch(inputs, extractor, config, observers=observers, ledger=ledger)
     except ExtractorError as exc:
         raise UnusableInput(str(exc)) from None
@@ -119,11 +140,17 @@ def _ledger(path: Path | None) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def _progress(inputs: tuple[str, ...], quiet: bool) -> Iterator[list[BatchObserver]]:
+def _progress(
+    inputs: tuple[str, ...], quiet: bool, shard: tuple[int, int] | None
+) -> Iterator[list[BatchObserver]]:
     if not show_progress(sys.stderr, quiet=quiet):
         yield []
         return
-    with ProgressBar(sys.stderr, estimate_total(inputs)) as bar:
+    total = estimate_total(inputs)
+    if total is not None and shard is not None:
+        k, n = shard
+        total = total // n + (1 if k <= total % n else 0)
+    with ProgressBar(sys.stderr, total) as bar:
         yield [_Progress(bar)]
 
 
