@@ -34,6 +34,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
+import math
 import os
 import socket
 import subprocess
@@ -206,6 +208,44 @@ def measure(path: str, latency: float, concurrency: int, rounds: int, cold: bool
     return Row(path, concurrency, count, seconds, steady, cpu, server, failed, share)
 
 
+def measure_shards(latency: float, concurrency: int, shards: int, rounds: int) -> Row:
+    """``extractor run --shard k/N --concurrency C/N`` in N processes at once over one input.
+
+    Seconds = the slowest process's own ``wall_time_s`` (from its summary, so interpreter
+    start-up is not counted); the first pass, untimed, warms the mock's answer memo.
+    """
+    count = concurrency * rounds
+    share = core_share()
+    exe = str(Path(sys.executable).with_name("extractor"))
+    with tempfile.TemporaryDirectory() as tmp, mock_endpoint(latency) as (base_url, pid):
+        src = synthetic.write(count, Path(tmp) / "in.jsonl", seed=concurrency)
+
+        def once(tag: str) -> tuple[float, int]:
+            common = [exe, "run", str(src), "--model", "mock", "--base-url", base_url,
+                      "--api-key", "mock-key", "--no-cache", "--json",
+                      "--concurrency", str(concurrency // shards)]  # fmt: skip
+            procs = [
+                subprocess.Popen(
+                    [*common, "--shard", f"{k}/{shards}", "--out", f"{tmp}/{tag}-{k}.jsonl"],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                )
+                for k in range(1, shards + 1)
+            ]
+            summaries = [json.loads(p.communicate()[0]) for p in procs]
+            return max(s["wall_time_s"] for s in summaries), sum(s["failed"] for s in summaries)
+
+        once("untimed")
+        server = cpu_seconds(pid)
+        seconds, failed = once("timed")
+        server = cpu_seconds(pid) - server
+    return Row(
+        f"pipeline, {shards} processes", concurrency, count, seconds, float("nan"),
+        float("nan"), server, failed, share,
+    )  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2)
@@ -213,6 +253,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=16, help="conversations = C x rounds")
     parser.add_argument("--path", choices=PATHS, nargs="*", default=list(PATHS))
     parser.add_argument("--repeat", type=int, default=1, help="runs per row; the median is shown")
+    parser.add_argument("--shards", type=int, default=0,
+                        help="also run the pipeline as this many `extractor run --shard` "
+                        "processes sharing C")  # fmt: skip
     parser.add_argument("--cold-server", action="store_true",
                         help="no untimed first pass: the mock computes every answer while timed")  # fmt: skip
     args = parser.parse_args()
@@ -222,18 +265,30 @@ def main() -> None:
           "steady conv/s | steady efficiency | client CPU ms/conv | server CPU ms/conv | "
           "core share | failed |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for path in args.path:
-        for c in args.concurrency:
-            runs = [measure(path, args.latency, c, args.rounds, args.cold_server)
-                    for _ in range(max(1, args.repeat))]  # fmt: skip
-            row = sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
-            achieved, ideal = row.conversations / row.seconds, c / args.latency
-            print(f"| {path} | {c} | {row.conversations} | {row.seconds:.2f} | {achieved:.1f} | "
-                  f"{ideal:.1f} | {100 * achieved / ideal:.1f}% | {row.steady:.1f} | "
-                  f"{100 * row.steady / ideal:.1f}% | "
-                  f"{1000 * row.client_cpu / row.conversations:.1f} | "
-                  f"{1000 * row.server_cpu / row.conversations:.1f} | {row.core_share:.2f} | "
-                  f"{row.failed} |", flush=True)  # fmt: skip
+    jobs = [(path, c) for path in args.path for c in args.concurrency]
+    jobs += [("shards", c) for c in args.concurrency if args.shards > 1]
+    for path, c in jobs:
+        runs = [
+            measure_shards(args.latency, c, args.shards, args.rounds)
+            if path == "shards"
+            else measure(path, args.latency, c, args.rounds, args.cold_server)
+            for _ in range(max(1, args.repeat))
+        ]
+        row = sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
+        achieved, ideal = row.conversations / row.seconds, c / args.latency
+        print(f"| {row.path} | {c} | {row.conversations} | {row.seconds:.2f} | {achieved:.1f} | "
+              f"{ideal:.1f} | {100 * achieved / ideal:.1f}% | {_num(row.steady)} | "
+              f"{_pct(row.steady / ideal)} | {_num(1000 * row.client_cpu / row.conversations)} | "
+              f"{1000 * row.server_cpu / row.conversations:.1f} | {row.core_share:.2f} | "
+              f"{row.failed} |", flush=True)  # fmt: skip
+
+
+def _num(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.1f}"
+
+
+def _pct(value: float) -> str:
+    return "-" if math.isnan(value) else f"{100 * value:.1f}%"
 
 
 if __name__ == "__main__":
