@@ -55,10 +55,10 @@ def reorder_window(concurrency: int) -> int:
     rate-limit wait, a timeout and its retry) holds back every line after it; the others keep
     running only while they fit in this window. At 2 x concurrency (the first design) one
     stalled conversation idled every other slot after a couple of calls each; 8 x concurrency
-    (at least 64) lets a batch go on for several model latencies around a stalled one, and
-    memory stays bounded: a window of finished results, ~10-40 KB each.
+    lets a batch go on for several model latencies around a stalled one, and memory stays
+    bounded: a window of finished results (~10-40 KB each; a few hundred KB for a long chat).
     """
-    return max(64, 8 * max(1, concurrency))
+    return 8 * max(1, concurrency)
 
 
 FAILURES_SUFFIX = ".failures.jsonl"

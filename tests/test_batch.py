@@ -159,10 +159,10 @@ def test_a_stalled_conversation_does_not_idle_the_other_slots(tmp_path: Path) ->
 
     client = Stalling()
     out = tmp_path / "out.jsonl"
-    summary = run_batch([src], extractor_with(client), BatchConfig(out=out, concurrency=4))
+    summary = run_batch([src], extractor_with(client), BatchConfig(out=out, concurrency=8))
     assert summary.failed == 0
     assert [r["conversation_id"] for r in read_lines(out)] == ids
-    assert client.max_in_flight == 4
+    assert client.max_in_flight == 8
 
 
 def test_a_failing_conversation_is_recorded_and_the_rest_go_on(tmp_path: Path) -> None:
