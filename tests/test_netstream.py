@@ -19,6 +19,8 @@ from pathlib import Path
 import httpcore2
 import httpx2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from extractor.clients import netstream
 from extractor.clients.openai_client import POOL_LIMITS
@@ -288,3 +290,33 @@ def test_tls_to_a_server_with_an_untrusted_certificate_fails_cleanly(tmp_path: P
                 await http.get(f"https://localhost:{address.split(':')[1]}/")
 
     asyncio.run(main())
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    payload=st.binary(min_size=0, max_size=300_000),
+    cuts=st.lists(st.integers(min_value=1, max_value=70_000), min_size=0, max_size=12),
+)
+def test_a_reply_arriving_in_any_segmentation_is_read_exactly(
+    payload: bytes, cuts: list[int]
+) -> None:
+    """Headers and body split anywhere, with the server pausing between pieces: the client
+    reads exactly the bytes sent (buffering, high-water pausing, EOF handling)."""
+    wire = reply(payload)
+
+    async def pieces(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        start = 0
+        for size in cuts:
+            writer.write(wire[start : start + size])
+            await writer.drain()
+            await asyncio.sleep(0.001)
+            start += size
+        writer.write(wire[start:])
+        await writer.drain()
+
+    async def main() -> bytes:
+        async with serving(pieces) as (address, _), client(timeout=10) as http:
+            return (await http.get(f"http://{address}/")).content
+
+    assert asyncio.run(main()) == payload
