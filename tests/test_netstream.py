@@ -320,3 +320,19 @@ def test_a_reply_arriving_in_any_segmentation_is_read_exactly(
             return (await http.get(f"http://{address}/")).content
 
     assert asyncio.run(main()) == payload
+
+
+def test_transports_that_do_not_subclass_asyncios_are_accepted() -> None:
+    """uvloop's transports are not ``asyncio.Transport`` subclasses; an isinstance check here
+    once failed inside the loop's callback and left every connection hanging."""
+
+    class ForeignTransport:  # the duck-typed surface the backend uses
+        def pause_reading(self) -> None: ...
+        def resume_reading(self) -> None: ...
+        def is_closing(self) -> bool:
+            return False
+
+    connection = netstream._Connection()
+    connection.connection_made(ForeignTransport())  # type: ignore[arg-type]
+    connection.data_received(b"x" * netstream.READ_HIGH_WATER)
+    assert connection.transport is not None and bytes(connection.buffer[:1]) == b"x"
