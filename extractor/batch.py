@@ -523,16 +523,20 @@ def _open_outputs(
 # Progress total
 
 
-def estimate_total(paths: Iterable[str | Path]) -> int | None:
+def estimate_total(paths: Iterable[str | Path], shard: tuple[int, int] | None = None) -> int | None:
     """How many conversations ``paths`` hold, cheaply: non-blank lines of JSONL files, one per
-    JSON file. ``None`` when stdin is among them (its size cannot be known in advance)."""
+    JSON file; with ``shard``, how many of them that shard takes. ``None`` when stdin is among
+    them (its size cannot be known in advance)."""
     total = 0
     for path in paths:
         if str(path) == "-":
             return None
         for file in _files(Path(path)):
             total += _count(file)
-    return total
+    if shard is None:
+        return total
+    k, n = shard  # positions k-1, k-1+n, ... as _shard takes them
+    return total // n + (1 if k <= total % n else 0)
 
 
 def _files(path: Path) -> Iterator[Path]:

@@ -391,3 +391,11 @@ def test_every_input_ends_in_exactly_one_of_the_two_files(
         run_batch([src], extractor_with(Client()), BatchConfig(out=out))
         assert _keys(out, failures) == expected
         assert read_done(out) + read_done(failures) == expected
+
+
+def test_shard_totals_are_what_each_shard_takes(tmp_path: Path) -> None:
+    from extractor.batch import estimate_total
+
+    src = write_jsonl(tmp_path / "in.jsonl", [conv_line(f"c{i}") for i in range(11)])
+    shares = [estimate_total([src], (k, 3)) for k in (1, 2, 3)]
+    assert shares == [4, 4, 3] and sum(shares) == estimate_total([src]) == 11

@@ -146,11 +146,7 @@ def _progress(
     if not show_progress(sys.stderr, quiet=quiet):
         yield []
         return
-    total = estimate_total(inputs)
-    if total is not None and shard is not None:
-        k, n = shard
-        total = total // n + (1 if k <= total % n else 0)
-    with ProgressBar(sys.stderr, total) as bar:
+    with ProgressBar(sys.stderr, estimate_total(inputs, shard)) as bar:
         yield [_Progress(bar)]
 
 

@@ -253,11 +253,10 @@ def transport(
     then, so we notice.
     """
     made = httpx2.AsyncHTTPTransport(verify=verify, limits=limits)
-    pool = getattr(made, "_pool", None)
-    if type(pool) is not httpcore2.AsyncConnectionPool:  # pragma: no cover - see docstring
-        return made
+    if type(getattr(made, "_pool", None)) is not httpcore2.AsyncConnectionPool:  # pragma: no cover
+        return made  # see the docstring
     made._pool = httpcore2.AsyncConnectionPool(
-        ssl_context=pool._ssl_context,
+        ssl_context=httpx2.create_ssl_context(verify=verify),  # a context passed in is kept
         max_connections=limits.max_connections,
         max_keepalive_connections=limits.max_keepalive_connections,
         keepalive_expiry=limits.keepalive_expiry,
