@@ -24,8 +24,8 @@ import synthetic
 
 from extractor.admission import admit, load_policy
 from extractor.candidates import Provenance, build_candidates
-from extractor.clients.offline import offline_extract
 from extractor.conversation import Conversation, conversation_from_data
+from extractor.offline import offline_extract
 from extractor.validation import validate_extraction
 
 PROVENANCE = Provenance(model="offline", prompt_id="p", prompt_version="1", prompt_hash="h",

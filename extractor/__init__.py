@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from .batch import BatchConfig, arun_batch, run_batch
     from .candidates import MemoryCandidate, Provenance
     from .clients.base import ClientResult, ExtractionClient, Usage
-    from .clients.offline import OfflineClient
     from .clients.openai_client import OpenAIClient
     from .conversation import Conversation, Limits, Message, conversation_from_data, iter_inputs
     from .decisions import AdmissionDecision
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     from .ledger import Ledger
     from .mockserver import MockServer
     from .models import get_client
+    from .offline import OfflineClient
     from .pipeline import Extractor, aextract_and_admit, extract_and_admit
     from .prompts import Prompt, load_prompt
     from .results import ConversationResult, FailureRecord
@@ -88,7 +88,7 @@ _LAZY: dict[str, str] = {
     "ExtractionClient": "clients.base",
     "ClientResult": "clients.base",
     "Usage": "clients.base",
-    "OfflineClient": "clients.offline",
+    "OfflineClient": "offline",
     "OpenAIClient": "clients.openai_client",
     "get_client": "models",
     "MockServer": "mockserver",

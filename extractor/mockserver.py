@@ -3,7 +3,7 @@
 :class:`MockServer` serves ``POST /v1/chat/completions`` and ``GET /v1/models`` on 127.0.0.1
 from a background thread. It rebuilds the conversation from the rendered prompt
 (:func:`~extractor.prompts.parse_transcript`), runs
-:func:`~extractor.clients.offline.offline_extract` on it and answers in the exact shape the
+:func:`~extractor.offline.offline_extract` on it and answers in the exact shape the
 OpenAI API uses for the instructor mode the request implies:
 
 =============  =========================================  =====================================
@@ -180,7 +180,7 @@ class _State:
             if output is not None:
                 self.answers.move_to_end(transcript)
                 return output
-        from .clients.offline import offline_extract
+        from .offline import offline_extract
 
         output = offline_extract(conversation)
         with self.lock:

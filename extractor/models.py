@@ -30,7 +30,7 @@ def get_client(
 ) -> ExtractionClient:
     """The client for ``model``.
 
-    ``offline`` gives :class:`~extractor.clients.offline.OfflineClient` (never cached: it is
+    ``offline`` gives :class:`~extractor.offline.OfflineClient` (never cached: it is
     deterministic and faster than a cache lookup). Any other name gives an
     :class:`~extractor.clients.openai_client.OpenAIClient` for that model at ``base_url``,
     wrapped in a :class:`~extractor.cache.CachingClient` (in ``cache_dir``) unless
@@ -38,7 +38,7 @@ def get_client(
     the client's own defaults apply otherwise.
     """
     if model == OFFLINE_MODEL:
-        from .clients.offline import OfflineClient
+        from .offline import OfflineClient
 
         return OfflineClient()
     from .clients.openai_client import OpenAIClient

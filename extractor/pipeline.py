@@ -85,7 +85,7 @@ class Extractor:
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         if client is None:
-            from .clients.offline import OfflineClient
+            from .offline import OfflineClient
 
             client = OfflineClient()
         self.client = client

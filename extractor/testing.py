@@ -121,7 +121,7 @@ def mock_llm_extractor_for(server: MockServer, **client_options: Any) -> Extract
 @pytest.fixture
 def offline_extractor() -> Extractor:
     """An ``Extractor`` on the offline model with a fixed clock."""
-    from .clients.offline import OfflineClient
+    from .offline import OfflineClient
     from .pipeline import Extractor
 
     return Extractor(OfflineClient(), clock=fixed_clock)

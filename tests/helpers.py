@@ -45,7 +45,7 @@ def slow_run_script(delay: float) -> str:
     """:func:`cli_run_script` with the offline model, each extraction ``delay`` seconds late."""
     prelude = f"""
         import asyncio
-        from extractor.clients.offline import OfflineClient
+        from extractor.offline import OfflineClient
 
         class Slow(OfflineClient):
             async def extract(self, *args):

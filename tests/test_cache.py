@@ -11,11 +11,11 @@ import pytest
 
 from extractor.cache import CachingClient, default_cache_dir
 from extractor.clients.base import ClientResult, Usage
-from extractor.clients.offline import offline_extract
 from extractor.clients.openai_client import OpenAIClient
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.errors import RateLimited
 from extractor.mockserver import MockServer
+from extractor.offline import offline_extract
 from extractor.prompts import Prompt, load_prompt
 from extractor.validation import ValidationOptions
 

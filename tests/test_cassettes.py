@@ -20,11 +20,11 @@ import vcr
 import yaml
 
 from extractor.clients.base import ClientResult, extract_sync
-from extractor.clients.offline import offline_extract
 from extractor.clients.openai_client import OpenAIClient
 from extractor.conversation import conversation_from_data
 from extractor.errors import ModelClientError, ModelRefused, OutputTruncated, RateLimited
 from extractor.mockserver import MockServer
+from extractor.offline import offline_extract
 from extractor.prompts import Prompt, load_prompt
 from extractor.testing import vcr_config as extractor_vcr_settings
 from extractor.validation import Code, ValidationOptions, ValidationReport, validate_extraction

@@ -18,9 +18,9 @@ from extractor.chunking import (
     split_conversation,
 )
 from extractor.clients.base import ClientResult, Usage
-from extractor.clients.offline import OfflineClient
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.errors import ModelRefused
+from extractor.offline import OfflineClient
 from extractor.prompts import Prompt, load_prompt, render_message
 from extractor.validation import ValidationOptions, validate_extraction
 

@@ -41,10 +41,10 @@ from hostile import (
 
 from extractor.batch import BatchConfig, run_batch
 from extractor.clients.base import ClientResult
-from extractor.clients.offline import offline_extract
 from extractor.clients.openai_client import OpenAIClient
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.mockserver import MockServer
+from extractor.offline import offline_extract
 from extractor.pipeline import Extractor
 from extractor.prompts import Prompt
 from extractor.results import ConversationResult, FailureRecord

@@ -35,13 +35,13 @@ from hostile import BASE, MESSAGES, assert_ledger_consistent
 from extractor.batch import key_of_line, run_batch
 from extractor.cli import cli
 from extractor.clients.base import ClientResult
-from extractor.clients.offline import offline_extract
 from extractor.conversation import (
     DEFAULT_MAX_CANDIDATES,
     DEFAULT_MAX_MESSAGE_CHARS,
     DEFAULT_MAX_MESSAGES,
 )
 from extractor.mockserver import MockServer
+from extractor.offline import offline_extract
 from extractor.pipeline import Extractor
 
 SLOW_RUN = slow_run_script(0.03)

@@ -15,10 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 
-from extractor.clients.offline import offline_extract
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.errors import ExtractionOutputError
 from extractor.mockserver import FABRICATED_QUOTE, REFUSAL_TEXT, MockServer, parse_faults
+from extractor.offline import offline_extract
 from extractor.prompts import load_prompt
 from extractor.validation import Code, validate_extraction
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from extractor.clients.base import ExtractionClient, extract_sync
-from extractor.clients.offline import MODEL_NAME, OfflineClient, offline_extract
 from extractor.conversation import conversation_from_data
+from extractor.offline import MODEL_NAME, OfflineClient, offline_extract
 from extractor.prompts import load_prompt
 from extractor.validation import ValidationOptions, validate_extraction
 

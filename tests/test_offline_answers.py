@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from extractor.clients.offline import offline_extract
 from extractor.conversation import conversation_from_data
+from extractor.offline import offline_extract
 from extractor.validation import ValidationOptions, validate_extraction
 
 STAMP = "2024-05-10T12:00:00"

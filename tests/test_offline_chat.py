@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from extractor.clients.offline import offline_extract
 from extractor.conversation import conversation_from_data
+from extractor.offline import offline_extract
 
 
 def claims_of(text: str) -> list[dict[str, Any]]:

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extractor.clients.offline import offline_extract
 from extractor.conversation import Conversation, conversation_from_data
+from extractor.offline import offline_extract
 from extractor.validation import ValidationOptions, validate_extraction
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from extractor.clients.base import ClientResult, extract_sync
-from extractor.clients.offline import offline_extract
 from extractor.clients.openai_client import (
     OpenAIClient,
     parse_output,
@@ -28,6 +27,7 @@ from extractor.errors import (
     RateLimited,
 )
 from extractor.mockserver import MockServer
+from extractor.offline import offline_extract
 from extractor.prompts import load_prompt
 from extractor.validation import Code, ValidationOptions, ValidationReport, validate_extraction
 

@@ -285,7 +285,7 @@ def test_instructor_still_refuses_async_validators_on_other_models() -> None:
 def test_the_mock_server_computes_an_answer_once_per_transcript(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import extractor.clients.offline as offline
+    import extractor.offline as offline
 
     calls: list[str] = []
     real = offline.offline_extract

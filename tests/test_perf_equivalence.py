@@ -33,8 +33,11 @@ from extractor.admission.environment import environment_of
 from extractor.admission.facts import Facts, facts_for
 from extractor.admission.policy import Effect, Rule, TemporalStatus
 from extractor.candidates import MemoryCandidate
-from extractor.clients import offline_draft, offline_entities, offline_text
 from extractor.hashing import nested_deeper_than
+from extractor.offline import cues as offline_cues
+from extractor.offline import draft as offline_draft
+from extractor.offline import entities as offline_entities
+from extractor.offline import text as offline_text
 from extractor.validation import _check_certification, _Reject, check_no_certification
 from extractor.vocab import CandidateKind, Commitment, MemoryType, Origin, VerificationState
 
@@ -286,10 +289,10 @@ CASELESS_PATTERNS = [
     personal.HEALTH, personal.RELATION, environment.VERSION, environment.PRECONDITION,
     validation.HEDGE_CUES, validation.APPROX_CUES, validation.REPORTED_CUES,
     validation._CONTENT_HEDGE, validation._CONTENT_APPROX, validation._CONTENT_REPORTED,
-    validation._RELATIVE, offline_text._CERTIFICATION, offline_text._SELF_CERTIFYING,
-    offline_text._QUESTION_START, offline_text._STATEMENT_START, offline_text._ASKS,
-    offline_text._HYPOTHETICAL, offline_text._CONDITIONAL_START, offline_text._SARCASM,
-    offline_text._JOKE, offline_text._INJECTION, offline_entities._HEALTH,
+    validation._RELATIVE, offline_cues._CERTIFICATION, offline_cues._SELF_CERTIFYING,
+    offline_cues._QUESTION_START, offline_text.STATEMENT_START, offline_cues._ASKS,
+    offline_cues._HYPOTHETICAL, offline_cues._CONDITIONAL_START, offline_cues._SARCASM,
+    offline_cues._JOKE, offline_cues._INJECTION, offline_entities._HEALTH,
     offline_draft._FUTURE_HINT,
 ]  # fmt: skip
 #: Words and symbols of the patterns themselves, so generated text often matches them.
@@ -316,7 +319,7 @@ def test_caseless_search_and_match_agree_with_ignorecase(text: str) -> None:
 def test_caseless_speeds_up_the_hot_patterns() -> None:
     """Every pattern above but the one with a case-sensitive part gets a fast twin."""
     slow = [p.pattern[:40] for p in CASELESS_PATTERNS if caseless.twin(p) is None]
-    assert slow == [offline_text._SELF_CERTIFYING.pattern[:40]]
+    assert slow == [offline_cues._SELF_CERTIFYING.pattern[:40]]
 
 
 @pytest.mark.parametrize(

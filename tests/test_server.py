@@ -32,7 +32,7 @@ CONVERSATION = {
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    from extractor.clients.offline import OfflineClient
+    from extractor.offline import OfflineClient
     from extractor.pipeline import Extractor
     from extractor.testing import fixed_clock
 

@@ -6,7 +6,7 @@ import threading
 
 import click
 
-from ..clients import offline  # noqa: F401 -- answers come from it: loaded before the heap is frozen
+from .. import offline  # noqa: F401 -- answers come from it: loaded before the heap is frozen
 from ..heap import tune_collector
 from ..mockserver import FAULT_NAMES, MockServer, parse_faults
 from ._common import UnusableInput

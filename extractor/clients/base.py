@@ -93,7 +93,7 @@ class ClientResult(BaseModel):
 
 @runtime_checkable
 class ExtractionClient(Protocol):
-    """Anything that can extract: :class:`~extractor.clients.offline.OfflineClient`,
+    """Anything that can extract: :class:`~extractor.offline.OfflineClient`,
     :class:`~extractor.clients.openai_client.OpenAIClient`, or a user's own."""
 
     @property

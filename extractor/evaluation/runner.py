@@ -131,7 +131,7 @@ async def aevaluate(
     from ..pipeline import Extractor
 
     if client is None:
-        from ..clients.offline import OfflineClient
+        from ..offline import OfflineClient
 
         client = OfflineClient()
     extractor = Extractor(RecordingClient(client), policy=policy, clock=lambda: EVAL_CLOCK)

@@ -16,19 +16,7 @@ import re
 
 from ..conversation import Message
 from ..vocab import CandidateKind, Capability, MemoryType, Origin
-from .offline_draft import (
-    Draft,
-    Group,
-    keep_uncertainty,
-    point_in_time,
-    temporal_for,
-    uncertainty_for,
-)
-from .offline_english import finish, third_person, tidy
-from .offline_entities import entities_in
-from .offline_text import (
-    Piece,
-    clauses,
+from .cues import (
     is_certification,
     is_hypothetical_claim,
     is_injection,
@@ -36,9 +24,18 @@ from .offline_text import (
     is_sarcastic_or_joke,
     is_self_certifying,
     non_fact_about_speaker,
-    sentences,
-    strip_opener,
 )
+from .draft import (
+    Draft,
+    Group,
+    keep_uncertainty,
+    point_in_time,
+    temporal_for,
+    uncertainty_for,
+)
+from .english import finish, third_person, tidy
+from .entities import entities_in
+from .text import Piece, clauses, sentences, strip_opener
 
 _FIRST_PERSON = re.compile(
     r"\b(?:i|me|my|mine|myself|i'm|im|i've|ive|i'd|i'll|we|our|ours|we're|we've)\b|"

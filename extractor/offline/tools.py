@@ -13,7 +13,8 @@ import re
 from ..conversation import Conversation, Message
 from ..extraction import Uncertainty
 from ..vocab import CandidateKind, Capability, MemoryType, Origin, Role
-from .offline_draft import (
+from .cues import is_certification, is_injection, non_fact
+from .draft import (
     Draft,
     Group,
     hedges_in,
@@ -23,9 +24,9 @@ from .offline_draft import (
     temporal_for,
     uncertainty_for,
 )
-from .offline_english import finish
-from .offline_entities import entities_in
-from .offline_text import Piece, is_certification, is_injection, lines, non_fact, sub_piece
+from .english import finish
+from .entities import entities_in
+from .text import Piece, lines, sub_piece
 
 MAX_QUOTE_CHARS = 400
 MAX_CONTENT_QUOTE_CHARS = 240

@@ -17,10 +17,11 @@ from collections.abc import Set
 
 from ..conversation import Message
 from ..vocab import CandidateKind, Capability, MemoryType, Origin
-from .offline_draft import Draft, Group, keep_uncertainty, temporal_for, uncertainty_for
-from .offline_english import finish
-from .offline_entities import entities_in
-from .offline_text import is_certification, is_injection, non_fact, sentences, strip_opener
+from .cues import is_certification, is_injection, non_fact
+from .draft import Draft, Group, keep_uncertainty, temporal_for, uncertainty_for
+from .english import finish
+from .entities import entities_in
+from .text import sentences, strip_opener
 
 MIN_WORDS = 4
 

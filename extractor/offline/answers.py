@@ -24,20 +24,17 @@ import re
 
 from ..conversation import Message
 from ..vocab import MemoryType, Origin, Role
-from .offline_draft import Group
-from .offline_english import finish
-from .offline_text import (
-    Piece,
-    clauses,
+from .cues import (
     is_certification,
     is_hypothetical,
     is_injection,
     is_question,
     is_sarcastic_or_joke,
-    sentences,
-    strip_opener,
 )
-from .offline_user import proposition, stated
+from .draft import Group
+from .english import finish
+from .statements import proposition, stated
+from .text import Piece, clauses, sentences, strip_opener
 
 MAX_ANSWER_WORDS = 12
 

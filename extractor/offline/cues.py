@@ -1,196 +1,18 @@
-"""Text handling for the offline model: sentence spans and the cues that make a sentence a non-fact.
+"""Cues that make a sentence a non-fact: questions, hypotheticals, sarcasm and jokes, instructions
+aimed at the memory system, and words of certification.
 
-Every span here is a pair of code-point offsets into :attr:`Message.text`, and only text that
-lies outside the message's placeholders (``[image]`` and the like) is ever segmented, so a span
-built from these pieces is always quotable. Nothing in this module guesses: a sentence is either
-kept with exact offsets or dropped.
+Each check is a pure function of one sentence's text. The rules of the other modules ask them
+before they turn a sentence into a claim: what a check flags yields no proposition.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache, wraps
 
 from .. import caseless
-from ..conversation import Message
-
-
-@dataclass(frozen=True)
-class Piece:
-    """A sentence (or line) of a message: ``text == message.text[start:end]``."""
-
-    start: int
-    end: int
-    text: str
-
-
-#: Sentence ends: terminal punctuation followed by whitespace, CJK terminals, or a line break.
-_BOUNDARY = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|(?<=[。！？])|\n+")
-_ABBREVIATIONS = re.compile(
-    r"\b(?:mr|mrs|ms|dr|st|prof|sr|jr|vs|etc|e\.g|i\.e|approx|no|inc|ltd|co|u\.s|a\.m|p\.m)\.$",
-    re.IGNORECASE,
-)
-_CODE = re.compile(r"`[^`\n]*`")
-_EDGE_PUNCT = " \t\r\n\"'“”‘’*_-–—•·>#([{"
-_TRAIL_STRIP = " \t\r\n,;:-–—"
-
-
-def text_ranges(message: Message) -> list[tuple[int, int]]:
-    """The parts of ``message.text`` that may be quoted (everything but placeholders)."""
-    text = message.text
-    ranges: list[tuple[int, int]] = []
-    cursor = 0
-    for lo, hi in message.placeholder_ranges:
-        if lo > cursor:
-            ranges.append((cursor, lo))
-        cursor = max(cursor, hi)
-    if cursor < len(text):
-        ranges.append((cursor, len(text)))
-    return ranges
-
-
-def sentences(message: Message) -> list[Piece]:
-    """The sentences of a message's quotable text, trimmed, with exact offsets."""
-    text = message.text
-    out: list[Piece] = []
-    for lo, hi in text_ranges(message):
-        out.extend(_split(text, lo, hi))
-    return out
-
-
-def lines(message: Message) -> list[Piece]:
-    """Non-blank lines of a message's quotable text (tool output is line-oriented)."""
-    text = message.text
-    out: list[Piece] = []
-    for lo, hi in text_ranges(message):
-        start = lo
-        for m in re.finditer(r"\n", text[lo:hi]):
-            piece = trim(text, start, lo + m.start())
-            if piece is not None:
-                out.append(piece)
-            start = lo + m.end()
-        piece = trim(text, start, hi)
-        if piece is not None:
-            out.append(piece)
-    return out
-
-
-def _split(text: str, lo: int, hi: int) -> list[Piece]:
-    protected = [(m.start() + lo, m.end() + lo) for m in _CODE.finditer(text[lo:hi])]
-    pieces: list[Piece] = []
-    start = lo
-    for m in _BOUNDARY.finditer(text, lo, hi):
-        cut = m.start()
-        if any(a < cut < b for a, b in protected):
-            continue
-        if "\n" not in m.group(0) and _ABBREVIATIONS.search(text[max(start, cut - 6) : cut]):
-            continue
-        piece = trim(text, start, cut)
-        if piece is not None:
-            pieces.append(piece)
-        start = m.end()
-    piece = trim(text, start, hi)
-    if piece is not None:
-        pieces.append(piece)
-    return pieces
-
-
-def trim(text: str, start: int, end: int) -> Piece | None:
-    """Strip surrounding whitespace and stray punctuation; ``None`` if nothing is left."""
-    while start < end and text[start] in _EDGE_PUNCT:
-        start += 1
-    while end > start and text[end - 1] in _TRAIL_STRIP:
-        end -= 1
-    if end <= start or not any(ch.isalnum() for ch in text[start:end]):
-        return None
-    return Piece(start, end, text[start:end])
-
-
-def sub_piece(piece: Piece, start: int, end: int | None = None) -> Piece | None:
-    """A trimmed part of ``piece``; offsets are relative to the piece's own text."""
-    stop = len(piece.text) if end is None else end
-    inner = trim(piece.text, start, stop)
-    if inner is None:
-        return None
-    return Piece(piece.start + inner.start, piece.start + inner.end, inner.text)
-
-
-_CLAUSE_BREAK = re.compile(
-    r"(?:[,;:]|\s+-+|\s+–|\s+—)\s+(?=(?:(?:and|but|so|plus|though|although|because)\s+)?"
-    r"(?:i|i'm|im|i've|i'd|i'll|my|we|we're|what|how|how's|do you|did you|are you|have you|"
-    r"is it|is that|you|where|who|why|when|which|would you|does|can you|could you|any)\b)|"
-    r"\s+(?=(?:but|so|although|though|whereas|while|and)\s+(?:i|i'm|my|we)\b)|"
-    r",\s+(?=so\b)",
-    re.IGNORECASE,
-)
-#: An unpunctuated question to the other speaker after a statement ("I'm 19 how old are you?").
-_RUN_ON_QUESTION = re.compile(
-    r"\s+(?=(?:how|what|where|why|when|which|who)\b[^.!?,;]*\b(?:you|u|your)\b[^.!?]*\?\W*$)|"
-    r"\s+(?=(?:do|did|are|have|would|can|could|will|were)\s+(?:you|u)\b[^.!?]*\?\W*$)",
-    re.IGNORECASE,
-)
-
-
-_PAIRED_SUBJECT = re.compile(
-    r"(?:my|our)\s+(?:(?!(?:is|are|was|were|has|have|had)\b)[\w'-]+\s+){0,2}"
-    r"(?!(?:is|are|was|were|has|have|had)\b)[\w'-]+\s+and\s+i\b",
-    re.IGNORECASE,
-)
-
-
-def clauses(piece: Piece) -> list[Piece]:
-    """Split a sentence where a new first-person clause or a question to the other speaker
-    begins ("I read a book a week, you?" → "I read a book a week" | "you?")."""
-    out: list[Piece] = []
-    start = 0
-    breaks = [(m, 3) for m in _CLAUSE_BREAK.finditer(piece.text)]
-    if piece.text.rstrip().endswith("?") and _STATEMENT_START.match(piece.text):
-        breaks += [(m, 2) for m in _RUN_ON_QUESTION.finditer(piece.text)]
-    for m, least in sorted(breaks, key=lambda b: b[0].start()):
-        if m.start() <= start or len(piece.text[start : m.start()].split()) < least:
-            continue  # "My wife and I ..." is one subject, not two clauses
-        paired = _PAIRED_SUBJECT.match(piece.text, start)
-        if paired and m.end() <= paired.end():
-            continue  # nor is "My husband Marco and I ..."
-        part = sub_piece(piece, start, m.start())
-        if part is not None:
-            out.append(part)
-        start = m.end()
-    part = sub_piece(piece, start)
-    if part is not None:
-        out.append(part)
-    return out
-
-
-# --- Discourse openers --------------------------------------------------------------------------
-
-_STRONG_OPENERS = (
-    r"yes|yeah|yea|yep|yup|nope|nah|oh+|ahh*|aw+|wow|ha(?:ha)+|he(?:he)+|lol|lmao|hmm+|um+|uh+|"
-    r"ok|okay|hi|hello|hey|thanks|thank you|omg|ugh|gosh|whoa|yikes|hehe|hah"
-)
-_WEAK_OPENERS = (
-    r"no|well|so|and|but|also|anyway|sure|cool|nice|great|awesome|neat|actually|honestly|true|"
-    r"right|same|me too|same here|agreed|indeed|of course|definitely|absolutely|totally|really|"
-    r"man|dude|alright|all right|interesting|good|fine|exactly|haha"
-)
-_OPENER = re.compile(
-    rf"^(?:(?:(?:{_STRONG_OPENERS})(?:[\s,!.…:;~-]+|$)|"
-    rf"(?:{_WEAK_OPENERS})(?:[\s]*[,!.…:;~-]+\s*|\s+(?=(?:i|my|we|our)\b)|$)))+",
-    re.IGNORECASE,
-)
-
-
-def strip_opener(piece: Piece) -> Piece | None:
-    """Drop interjections at the start ("Yeah, wow! I live in Porto" → "I live in Porto")."""
-    m = _OPENER.match(piece.text)
-    if not m or not m.end():
-        return piece
-    return sub_piece(piece, m.end())
-
-
-# --- Cues that make a sentence a non-fact ------------------------------------------------------
+from .text import STATEMENT_START
 
 #: The cue checks below are pure functions of one sentence, asked again and again for the same
 #: sentence (by several rules, for the event and its claim, for repeated lines); answers for
@@ -221,7 +43,6 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 _ASKS = re.compile(r"\b(?:you|your|u|ur|yours)\b", re.IGNORECASE)
-_STATEMENT_START = re.compile(r"^(?:i|i'm|im|i've|i'd|i'll|my|we|we're|our)\b", re.IGNORECASE)
 _HYPOTHETICAL_CUES = (
     r"if\s+i\s+(?:were|was|had|could|would|ever)|what\s+if|imagine|imagining|suppose|"
     r"supposing|pretend|let'?s\s+say|hypothetically|in\s+theory|"
@@ -310,7 +131,7 @@ def is_question(text: str) -> bool:
         return True
     if not text.rstrip(" \"')*_~").endswith(("?", "？")):
         return False
-    return not caseless.match(_STATEMENT_START, text) or caseless.search(_ASKS, text)
+    return not caseless.match(STATEMENT_START, text) or caseless.search(_ASKS, text)
 
 
 @_memo

@@ -29,7 +29,7 @@ from ..validation import (  # the gate's own patterns, so a draft can never disa
     REPORTED_CUES,
 )
 from ..vocab import CandidateKind, Capability, MemoryType, Origin, TemporalKind
-from .offline_text import Piece
+from .text import Piece
 
 
 @dataclass

@@ -1,0 +1,32 @@
+"""The offline model: a deterministic, rule-based extractor with no network and no weights.
+
+:class:`OfflineClient` is the CLI's default model; :func:`offline_extract` is its raw output
+(``{"candidates": [...]}``), which goes through the same validation gate as any model's. What
+it extracts and how well is in ``docs/offline-model.md``.
+
+Modules, by what their rules detect:
+
+* :mod:`.model` -- the client and the assembler: which rules read which speaker, the candidate
+  limit, numbering and parent links.
+* :mod:`.statements` -- what a user says about themselves: the assertion event and the claim it
+  makes (WORLD_PROPOSITION, PREFERENCE, PROCEDURE, FAILURE_EXPERIENCE); conversational moves
+  (offers, reactions, small talk, apologies, talk about the exchange) yield nothing.
+* :mod:`.answers` -- bare answers ("Yes, two of them.") read against the question they answer.
+* :mod:`.claims` -- an assistant's declarative claims, as MODEL_INFERENCE; echoes of the user,
+  pleasantries, advice and offers yield nothing.
+* :mod:`.tools` -- tool results as TOOL_OBSERVATION, attempted actions that failed as
+  FAILURE_EXPERIENCE, claims a retrieval tool attributes to a source.
+* :mod:`.cues` -- what makes a sentence a non-fact: questions, hypotheticals (but not the
+  speaker's own wish), sarcasm and jokes, instructions to the memory system, certification words.
+* :mod:`.entities` -- people, places, organizations, contact and health data.
+* :mod:`.english` -- the first-person sentence rewritten in the third person about "User".
+* :mod:`.text` -- sentence, line and clause spans with exact offsets; discourse openers.
+* :mod:`.draft` -- drafts and groups, and the fields every rule fills the same way (uncertainty,
+  time, hedges kept) with the gate's own patterns.
+"""
+
+from __future__ import annotations
+
+from .model import MODEL_NAME, OfflineClient, estimate_usage, offline_extract
+
+__all__ = ["MODEL_NAME", "OfflineClient", "estimate_usage", "offline_extract"]

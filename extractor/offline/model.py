@@ -1,0 +1,171 @@
+"""The offline model: a deterministic, rule-based extractor behind the same client interface.
+
+:class:`OfflineClient` needs no network and no weights. It reads the conversation itself (the
+rendered prompt only counts toward usage) and returns exactly what an LLM would: a JSON-able
+``{"candidates": [...]}`` that then goes through the same validation gate as any model output.
+It is the CLI's default model, the mock server's answering machine (:func:`offline_extract`),
+and the reference the tests hold other clients to.
+
+What it extracts, per speaker (see ``docs/offline-model.md``):
+
+* user: for each sentence that tells something about the user, an ASSERTION_EVENT plus the claim
+  linked to it (WORLD_PROPOSITION, PREFERENCE, PROCEDURE or FAILURE_EXPERIENCE), with hedges,
+  reported speech, negation and time kept;
+* tool: a TOOL_OBSERVATION, and a FAILURE_EXPERIENCE when an attempted call failed;
+* assistant: declarative claims as MODEL_INFERENCE;
+* system: nothing, unless ``allow_system_sources``.
+
+Usage figures are estimates: ``ceil(characters / 4)`` of the rendered prompt and of the output
+JSON, since there is no tokenizer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..clients.base import ClientResult, Usage
+from ..conversation import DEFAULT_MAX_CANDIDATES, Conversation
+from ..extraction import CandidateUnit, ExtractionOutput, SourceSpan
+from ..prompts import Prompt
+from ..validation import ValidationOptions
+from ..vocab import Origin, Role
+from .answers import answer_groups
+from .claims import assistant_groups, words_of
+from .draft import Draft, Group
+from .statements import user_groups
+from .tools import tool_groups
+
+MODEL_NAME = "offline-rules-2"
+CHARS_PER_TOKEN = 4
+
+
+class OfflineClient:
+    """The rule-based extractor as an :class:`~extractor.clients.base.ExtractionClient`."""
+
+    def __init__(self, *, model_name: str = MODEL_NAME) -> None:
+        self._model_name = model_name
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    async def extract(
+        self, conversation: Conversation, prompt: Prompt, options: ValidationOptions
+    ) -> ClientResult:
+        output = offline_extract(
+            conversation,
+            allow_system_sources=options.allow_system_sources,
+            max_candidates=options.max_candidates,
+        )
+        raw_text = json.dumps(output, ensure_ascii=False, separators=(",", ":"))
+        prompt_chars = sum(len(m["content"]) for m in prompt.render(conversation))
+        return ClientResult(
+            output=output,
+            raw_text=raw_text,
+            model=self._model_name,
+            usage=estimate_usage(prompt_chars, len(raw_text)),
+        )
+
+
+def estimate_usage(prompt_chars: int, completion_chars: int) -> Usage:
+    """Token counts estimated as ``ceil(chars / 4)``; there is no tokenizer offline."""
+    prompt_tokens = math.ceil(prompt_chars / CHARS_PER_TOKEN)
+    completion_tokens = math.ceil(completion_chars / CHARS_PER_TOKEN)
+    return Usage(
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        total_tokens=prompt_tokens + completion_tokens,
+    )
+
+
+def offline_extract(
+    conversation: Conversation,
+    *,
+    allow_system_sources: bool = False,
+    max_candidates: int = DEFAULT_MAX_CANDIDATES,
+) -> dict[str, Any]:
+    """The offline model's raw extraction output for ``conversation``: ``{"candidates": [...]}``.
+
+    Pure and deterministic: the same conversation always gives the identical output. At most
+    ``max_candidates`` candidates are returned; when there are more, whole groups are dropped,
+    assistant claims first, then tool observations, then user statements (latest first).
+    """
+    groups = _groups(conversation, allow_system_sources)
+    kept = _within_limit(groups, max_candidates)
+    units = _number(kept)
+    output: dict[str, Any] = ExtractionOutput(candidates=units).model_dump(
+        mode="json", exclude_none=True
+    )
+    return output
+
+
+def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Group]:
+    groups: list[Group] = []
+    said_before: set[str] = set()  # words of the user and tool text so far: what echoes repeat
+    for index, message in enumerate(conversation.messages):
+        if message.role in (Role.USER, Role.TOOL):
+            said_before |= words_of(message.text)
+        if message.role is Role.USER:
+            found = user_groups(message)
+            previous = conversation.messages[index - 1] if index else None
+            found += answer_groups(message, previous, [d.piece for g in found for d in g.drafts])
+            found.sort(key=lambda g: g.drafts[0].piece.start)
+        elif message.role is Role.TOOL:
+            found = tool_groups(message, conversation)
+        elif message.role is Role.ASSISTANT:
+            found = assistant_groups(message, said_before)
+        elif allow_system_sources:
+            found = user_groups(message, origin=Origin.SYSTEM)
+        else:
+            found = []
+        for position, group in enumerate(found):
+            group.order = (index, position)
+        groups.extend(found)
+    return groups
+
+
+def _within_limit(groups: list[Group], limit: int) -> list[Group]:
+    total = sum(len(g.drafts) for g in groups)
+    if total <= limit:
+        return groups
+    kept: list[Group] = []
+    used = 0
+    for group in sorted(groups, key=lambda g: (g.priority, g.order)):
+        if used + len(group.drafts) <= limit:
+            kept.append(group)
+            used += len(group.drafts)
+    return sorted(kept, key=lambda g: g.order)
+
+
+def _number(groups: list[Group]) -> list[CandidateUnit]:
+    units: list[CandidateUnit] = []
+    for group in groups:
+        ids = [f"c{len(units) + i + 1}" for i in range(len(group.drafts))]
+        for draft, cid in zip(group.drafts, ids, strict=True):
+            parents = [ids[draft.parent]] if draft.parent is not None else []
+            units.append(_unit(draft, cid, parents))
+    return units
+
+
+def _unit(draft: Draft, cid: str, parents: list[str]) -> CandidateUnit:
+    piece = draft.piece
+    return CandidateUnit(
+        id=cid,
+        span=SourceSpan(
+            message_id=draft.message_id, quote=piece.text, start=piece.start, end=piece.end
+        ),
+        kind=draft.kind,
+        memory_type=draft.memory_type,
+        content=draft.content,
+        origin=draft.origin,
+        temporal=draft.temporal,
+        entities=draft.entities,
+        parent_ids=parents,
+        requested_uses=draft.requested_uses,
+        uncertainty=draft.uncertainty,
+    )
+
+
+__all__ = ["MODEL_NAME", "OfflineClient", "estimate_usage", "offline_extract"]
