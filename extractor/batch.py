@@ -35,7 +35,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from .conversation import INPUT_SUFFIXES, Conversation, Limits, iter_inputs
+from .conversation import INPUT_SUFFIXES, Conversation, Limits, Owner, iter_inputs
 from .errors import ExtractorError, InputError, OutputWriteError
 from .pipeline import Extractor, input_ref, stage_of
 from .results import ConversationResult, FailureRecord, InputRef
@@ -78,7 +78,8 @@ class BatchConfig:
     each line is still handed to the OS whole, which survives the process being killed.
     ``shard=(k, n)`` processes only the inputs at positions k-1, k-1+n, k-1+2n, ... of the input
     stream (1 <= k <= n): n processes given the same inputs and k = 1..n split the batch between
-    them, each with its own ``out``, for more than one core.
+    them, each with its own ``out``, for more than one core. ``owner`` (tenant and subject)
+    wins over each conversation's ``metadata.tenant`` / ``metadata.user_id`` when set.
     """
 
     out: Path | None = None
@@ -88,6 +89,7 @@ class BatchConfig:
     retry_failed: bool = False
     fsync: bool = False
     shard: tuple[int, int] | None = None
+    owner: Owner = field(default_factory=Owner)
 
     def __post_init__(self) -> None:
         if self.shard is not None:
@@ -299,14 +301,21 @@ Writer = LineWriter | StreamWriter | MessageWriter
 
 
 def failure_record(
-    item: Conversation | InputError, error: BaseException, extractor: Extractor
+    item: Conversation | InputError,
+    error: BaseException,
+    extractor: Extractor,
+    owner: Owner | None = None,
 ) -> FailureRecord:
-    """The failures-file line for ``item``, which failed with ``error``."""
+    """The failures-file line for ``item``, which failed with ``error``; ``owner`` as given to
+    the run (a conversation that loaded fills its gaps from its metadata)."""
     code = getattr(error, "code", "PIPELINE_ERROR")
+    owner = owner or Owner()
     if isinstance(item, InputError):
         loc = item.location
         return FailureRecord(
             conversation_id=loc.conversation_id,
+            tenant=owner.tenant,
+            subject=owner.subject,
             input=InputRef(source=loc.source, line=loc.line, field=loc.field),
             stage="load",
             error_code=item.code,
@@ -314,9 +323,12 @@ def failure_record(
             recorded_at=extractor.clock(),
         )
     text = str(error) if isinstance(error, ExtractorError) else f"{type(error).__name__}: {error}"
+    owner = owner.of(item)
     return FailureRecord(
         conversation_id=item.id,
         conversation_hash=item.content_hash(),
+        tenant=owner.tenant,
+        subject=owner.subject,
         input=input_ref(item),
         stage=stage_of(error),
         error_code=code,
@@ -326,15 +338,15 @@ def failure_record(
 
 
 async def _process(
-    item: Conversation | InputError, extractor: Extractor, gate: asyncio.Semaphore
+    item: Conversation | InputError, extractor: Extractor, gate: asyncio.Semaphore, owner: Owner
 ) -> Outcome:
     if isinstance(item, InputError):
-        return failure_record(item, item, extractor)
+        return failure_record(item, item, extractor, owner)
     async with gate:
         try:
-            return await extractor.aprocess(item)
+            return await extractor.aprocess(item, tenant=owner.tenant, subject=owner.subject)
         except Exception as exc:  # every failure of one conversation becomes its record
-            return failure_record(item, exc, extractor)
+            return failure_record(item, exc, extractor, owner)
 
 
 class _Run:
@@ -400,7 +412,8 @@ class _Run:
             for item in items:
                 if self.already_done(item):
                     continue
-                task = asyncio.ensure_future(_process(item, self.extractor, gate))
+                work = _process(item, self.extractor, gate, self.config.owner)
+                task = asyncio.ensure_future(work)
                 pending.append((item, task))
                 while len(pending) >= window or (pending and pending[0][1].done()):
                     await self._write_head(pending)
@@ -485,6 +498,8 @@ def _settings(config: BatchConfig, extractor: Extractor) -> dict[str, Any]:
         "timeout": extractor.timeout,
         "as_of": extractor.as_of.isoformat() if extractor.as_of is not None else None,
         "allow_system_sources": extractor.validation.allow_system_sources,
+        "tenant": config.owner.tenant,
+        "subject": config.owner.subject,
     }
 
 

@@ -197,10 +197,54 @@ class Conversation(BaseModel):
     def _by_id(self) -> dict[str, Message]:
         return {m.id: m for m in self.messages if m.id is not None}
 
+    @property
+    def tenant(self) -> str | None:
+        """``metadata.tenant``: the tenant (app, workspace) the conversation belongs to."""
+        return _owner_field(self.metadata, TENANT_KEY)
+
+    @property
+    def subject(self) -> str | None:
+        """``metadata.user_id``: the user whose memory this conversation's candidates are."""
+        return _owner_field(self.metadata, SUBJECT_KEY)
+
     def content_hash(self) -> str:
         """Hash of what an extractor sees (id, messages, metadata); the resume and cache key."""
         digest: str = content_hash(self.model_dump(mode="json", exclude_none=True))
         return digest
+
+
+#: The metadata keys that name whose memory a conversation is (see :class:`Owner`).
+TENANT_KEY = "tenant"
+SUBJECT_KEY = "user_id"
+
+
+def _owner_field(metadata: dict[str, Any], key: str) -> str | None:
+    value = metadata.get(key)
+    if value is None or isinstance(value, bool):
+        return None
+    return str(value) if isinstance(value, str | int) and str(value) else None
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Whose memory a conversation's candidates are: a tenant and a subject (the user).
+
+    The rule, everywhere a result is made: a value given by the caller (``extractor run
+    --tenant/--subject``, ``Extractor.process(tenant=..., subject=...)``) wins; otherwise the
+    conversation's ``metadata.tenant`` / ``metadata.user_id``; otherwise ``None``.
+    """
+
+    tenant: str | None = None
+    subject: str | None = None
+
+    def of(self, conversation: Conversation | None) -> Owner:
+        """This owner with its gaps filled from ``conversation``'s metadata."""
+        if conversation is None:
+            return self
+        return Owner(
+            self.tenant if self.tenant is not None else conversation.tenant,
+            self.subject if self.subject is not None else conversation.subject,
+        )
 
 
 def derive_conversation_id(messages: Any) -> str:
@@ -243,6 +287,7 @@ def conversation_from_data(
             f"{len(messages)} messages exceed the limit of {limits.max_messages}",
             _at(here, conv_id, "messages"),
         )
+    _check_owner(data.get("metadata"), here)
     try:
         conv = Conversation.model_validate({**data, "id": conv_id})
     except ValidationError as exc:
@@ -267,6 +312,21 @@ def _require_encodable(data: Any, location: InputLocation) -> None:
         ) from None
     except (ValueError, TypeError, RecursionError) as exc:
         raise InputError(f"not JSON data: {exc}", location) from None
+
+
+def _check_owner(metadata: Any, here: InputLocation) -> None:
+    """``metadata.tenant`` and ``metadata.user_id``, when present, must be strings (or integer
+    ids): a list or an object there would silently become nobody's memory."""
+    if not isinstance(metadata, dict):
+        return
+    for key in (TENANT_KEY, SUBJECT_KEY):
+        value = metadata.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, str | int)):
+            raise InputError(
+                f"metadata.{key} must be a string, got {type(value).__name__} "
+                f"(or leave it out and pass --{'tenant' if key == TENANT_KEY else 'subject'})",
+                _at(here, here.conversation_id, f"metadata.{key}"),
+            )
 
 
 def _at(location: InputLocation, conv_id: str | None, field: str | None) -> InputLocation:

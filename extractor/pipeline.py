@@ -34,7 +34,7 @@ from .admission import Policy, admit, load_policy
 from .candidates import MemoryCandidate, Provenance, build_candidates
 from .chunking import DEFAULT_MAX_CHUNK_CHARS, extract_chunked
 from .clients.base import ClientResult, ExtractionClient
-from .conversation import Conversation, Limits, conversation_from_data
+from .conversation import Conversation, Limits, Owner, conversation_from_data
 from .decisions import AdmissionDecision
 from .errors import (
     ExtractionOutputError,
@@ -105,12 +105,21 @@ class Extractor:
         return conversation_from_data(conversation, limits=self.limits)
 
     async def aprocess(
-        self, conversation: Conversation | dict[str, Any] | list[Any]
+        self,
+        conversation: Conversation | dict[str, Any] | list[Any],
+        *,
+        tenant: str | None = None,
+        subject: str | None = None,
     ) -> ConversationResult:
-        """Extract, validate and admit one conversation; the result is one JSONL line."""
+        """Extract, validate and admit one conversation; the result is one JSONL line.
+
+        ``tenant`` / ``subject`` say whose memory it is; when given they win over the
+        conversation's ``metadata.tenant`` / ``metadata.user_id`` (see :class:`Owner`).
+        """
         started = time.perf_counter()
         recorded_at = self.clock()
         conv = self.coerce(conversation)
+        owner = Owner(tenant, subject).of(conv)
         with _stage("extract", conv.id):
             raw, chunks = await self._extract(conv)
         extracted = time.perf_counter()
@@ -126,15 +135,19 @@ class Extractor:
         with _stage("record", conv.id):
             marks = [started, extracted, validated, admitted, time.perf_counter()]
             return self._result(
-                conv, raw, report, candidates, decisions, chunks, marks, recorded_at
+                conv, owner, raw, report, candidates, decisions, chunks, marks, recorded_at
             )
 
     def process(
-        self, conversation: Conversation | dict[str, Any] | list[Any]
+        self,
+        conversation: Conversation | dict[str, Any] | list[Any],
+        *,
+        tenant: str | None = None,
+        subject: str | None = None,
     ) -> ConversationResult:
         """Blocking :meth:`aprocess`. Safe to call from inside a running event loop too (it then
         runs in a helper thread), but async code should ``await aprocess(...)`` instead."""
-        return _run_blocking(self.aprocess(conversation))
+        return _run_blocking(self.aprocess(conversation, tenant=tenant, subject=subject))
 
     async def _extract(self, conv: Conversation) -> tuple[ClientResult, int]:
         call = extract_chunked(
@@ -175,6 +188,7 @@ class Extractor:
     def _result(
         self,
         conv: Conversation,
+        owner: Owner,
         raw: ClientResult,
         report: ValidationReport,
         candidates: list[MemoryCandidate],
@@ -187,6 +201,8 @@ class Extractor:
         return ConversationResult(
             conversation_id=conv.id,
             conversation_hash=conv.content_hash(),
+            tenant=owner.tenant,
+            subject=owner.subject,
             input=input_ref(conv),
             candidates=candidates,
             decisions=decisions,

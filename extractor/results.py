@@ -19,6 +19,14 @@ from .decisions import AdmissionDecision
 from .hashing import writable
 from .validation import Rejection, SpanCorrection
 
+TENANT_HELP = (
+    "Tenant the conversation belongs to: the caller's --tenant, else metadata.tenant, else null."
+)
+SUBJECT_HELP = (
+    "Whose memory the candidates are (the user): the caller's --subject, else "
+    "metadata.user_id, else null."
+)
+
 Stage = Literal["load", "extract", "validate", "admit", "record"]
 
 
@@ -62,6 +70,8 @@ class ConversationResult(BaseModel):
     schema_version: str = SCHEMA_VERSION
     conversation_id: str
     conversation_hash: str = Field(description="Content hash of the conversation (resume key).")
+    tenant: str | None = Field(default=None, description=TENANT_HELP)
+    subject: str | None = Field(default=None, description=SUBJECT_HELP)
     input: InputRef = Field(default_factory=InputRef)
     candidates: list[MemoryCandidate] = Field(default_factory=list)
     decisions: list[AdmissionDecision] = Field(default_factory=list)
@@ -85,6 +95,8 @@ class FailureRecord(BaseModel):
     schema_version: str = SCHEMA_VERSION
     conversation_id: str | None
     conversation_hash: str | None = None
+    tenant: str | None = Field(default=None, description=TENANT_HELP)
+    subject: str | None = Field(default=None, description=SUBJECT_HELP)
     input: InputRef
     stage: Stage
     error_code: str

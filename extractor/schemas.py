@@ -35,7 +35,11 @@ class ConversationObject(BaseModel):
 
     id: Annotated[str, Field(strict=True)] | Annotated[int, Field(strict=True)] | None = None
     messages: list[Message] = Field(min_length=1)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Free-form. 'tenant' and 'user_id' (strings) say whose memory the "
+        "conversation is; the run's --tenant / --subject win over them.",
+    )
 
 
 class ConversationInput(RootModel[ConversationObject | list[Message]]):

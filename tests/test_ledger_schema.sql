@@ -7,6 +7,9 @@ CREATE INDEX idx_candidates_memory_id ON candidates (memory_id);
 -- index idx_candidates_run_id
 CREATE INDEX idx_candidates_run_id ON candidates (run_id);
 
+-- index idx_candidates_tenant_subject
+CREATE INDEX idx_candidates_tenant_subject ON candidates (tenant, subject);
+
 -- index idx_conversations_conversation_hash
 CREATE INDEX idx_conversations_conversation_hash ON conversations (conversation_hash);
 
@@ -15,6 +18,9 @@ CREATE INDEX idx_conversations_conversation_id ON conversations (conversation_id
 
 -- index idx_conversations_run_id
 CREATE INDEX idx_conversations_run_id ON conversations (run_id);
+
+-- index idx_conversations_tenant_subject
+CREATE INDEX idx_conversations_tenant_subject ON conversations (tenant, subject);
 
 -- index idx_decisions_input_hash
 CREATE INDEX idx_decisions_input_hash ON decisions (input_hash);
@@ -66,7 +72,7 @@ CREATE TABLE candidates (
     model TEXT NOT NULL,
     prompt_hash TEXT NOT NULL,
     memory_schema_version TEXT NOT NULL,
-    candidate_json TEXT NOT NULL,
+    candidate_json TEXT NOT NULL, tenant TEXT, subject TEXT,
     PRIMARY KEY (result_key, memory_id)
 );
 
@@ -94,7 +100,7 @@ CREATE TABLE conversations (
     total_ms REAL NOT NULL,
     recorded_at TEXT NOT NULL,
     result_json TEXT NOT NULL
-);
+, tenant TEXT, subject TEXT);
 
 -- table decisions
 CREATE TABLE decisions (
@@ -134,7 +140,7 @@ CREATE TABLE failures (
     error TEXT NOT NULL,
     recorded_at TEXT NOT NULL,
     failure_json TEXT NOT NULL
-);
+, tenant TEXT, subject TEXT);
 
 -- table migrations
 CREATE TABLE migrations (
@@ -208,6 +214,8 @@ SELECT
     d.input_hash AS decision_input_hash,
     c.conversation_id,
     c.run_id,
-    c.result_key
+    c.result_key,
+    c.tenant,
+    c.subject
 FROM candidates AS c
 LEFT JOIN decisions AS d ON d.result_key = c.result_key AND d.memory_id = c.memory_id;

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ..batch import DEFAULT_CONCURRENCY, BatchConfig, BatchObserver, estimate_total, run_batch
+from ..conversation import Owner
 from ..errors import ExtractorError
 from ..heap import tune_collector
 from ..summary import ProgressBar, RunSummary, render_summary, show_progress
@@ -71,6 +72,15 @@ def _check_inputs(inputs: tuple[str, ...]) -> None:
     "each with its own --out).",
 )
 @click.option(
+    "--tenant",
+    help="Tenant of every conversation, over its metadata.tenant (results, failures, ledger).",
+)
+@click.option(
+    "--subject",
+    help="Whose memory every conversation is, over its metadata.user_id (results, failures, "
+    "ledger).",
+)
+@click.option(
     "--ledger",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Also record the run in this SQLite ledger.",
@@ -117,6 +127,7 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
     config = BatchConfig(
         out=o["out"], failures=o["failures"], concurrency=o["concurrency"], limits=extractor.limits,
         retry_failed=o["retry_failed"], fsync=o["fsync"], shard=o["shard"],
+        owner=Owner(o["tenant"], o["subject"]),
     )  # fmt: skip
     try:
         progress = _progress(inputs, o["quiet"], o["shard"])

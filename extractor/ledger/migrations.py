@@ -174,7 +174,11 @@ def m001_initial(db: sqlite3.Connection) -> None:
 
 def m002_memory_ledger_view(db: sqlite3.Connection) -> None:
     """The seed chapter's memory-ledger record: each candidate joined with its decision."""
-    db.execute("""CREATE VIEW memory_ledger AS
+    db.execute(MEMORY_LEDGER_VIEW)
+
+
+#: The view as m002 created it; later migrations that extend it start from this text.
+MEMORY_LEDGER_VIEW = """CREATE VIEW memory_ledger AS
 SELECT
     c.memory_id,
     c.content,
@@ -201,11 +205,24 @@ SELECT
     c.run_id,
     c.result_key
 FROM candidates AS c
-LEFT JOIN decisions AS d ON d.result_key = c.result_key AND d.memory_id = c.memory_id""")
+LEFT JOIN decisions AS d ON d.result_key = c.result_key AND d.memory_id = c.memory_id"""
+
+
+def m003_tenant_subject(db: sqlite3.Connection) -> None:
+    """Whose memory it is: ``tenant`` and ``subject`` on conversations, candidates and failures
+    (NULL for rows recorded before), indexed for per-user queries, and in ``memory_ledger``."""
+    for table in ("conversations", "candidates", "failures"):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN tenant TEXT")
+        db.execute(f"ALTER TABLE {table} ADD COLUMN subject TEXT")
+    db.execute("CREATE INDEX idx_candidates_tenant_subject ON candidates (tenant, subject)")
+    db.execute("CREATE INDEX idx_conversations_tenant_subject ON conversations (tenant, subject)")
+    db.execute("DROP VIEW memory_ledger")
+    columns, joins, rest = MEMORY_LEDGER_VIEW.partition("\nFROM candidates")
+    db.execute(columns + ",\n    c.tenant,\n    c.subject" + joins + rest)
 
 
 #: Every migration, in order. Append only: never edit or reorder one that has shipped.
-MIGRATIONS: list[Migration] = [m001_initial, m002_memory_ledger_view]
+MIGRATIONS: list[Migration] = [m001_initial, m002_memory_ledger_view, m003_tenant_subject]
 
 
 def migration_names() -> list[str]:

@@ -95,6 +95,8 @@ def conversation_row(run_id: str, key: str, result: ConversationResult) -> Row:
         "total_ms": result.timings.total_ms,
         "recorded_at": result.recorded_at.isoformat(),
         "result_json": _json(result),
+        "tenant": result.tenant,
+        "subject": result.subject,
     }
 
 
@@ -104,8 +106,11 @@ def evidence_ref(conversation_hash: str, candidate: MemoryCandidate) -> str:
     return f"{conversation_hash}#{span.message_id}[{span.start}:{span.end}]"
 
 
-def candidate_row(run_id: str, key: str, conversation_hash: str, candidate: MemoryCandidate) -> Row:
+def candidate_row(
+    run_id: str, key: str, result: ConversationResult, candidate: MemoryCandidate
+) -> Row:
     c = candidate
+    conversation_hash = result.conversation_hash
     return {
         "result_key": key,
         "memory_id": c.memory_id,
@@ -138,6 +143,8 @@ def candidate_row(run_id: str, key: str, conversation_hash: str, candidate: Memo
         "prompt_hash": c.provenance.prompt_hash,
         "memory_schema_version": c.provenance.schema_version,
         "candidate_json": _json(c),
+        "tenant": result.tenant,
+        "subject": result.subject,
     }
 
 
@@ -198,6 +205,8 @@ def failure_row(run_id: str, key: str, failure: FailureRecord) -> Row:
         "error": f.error,
         "recorded_at": f.recorded_at.isoformat(),
         "failure_json": _json(f),
+        "tenant": f.tenant,
+        "subject": f.subject,
     }
 
 

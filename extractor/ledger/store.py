@@ -209,7 +209,7 @@ class Ledger:
             if not _insert(db, "conversations", rows.conversation_row(run_id, key, result)):
                 return False
             for candidate in by_id.values():
-                row = rows.candidate_row(run_id, key, result.conversation_hash, candidate)
+                row = rows.candidate_row(run_id, key, result, candidate)
                 _insert(db, "candidates", row)
             for decision in result.decisions:
                 _insert(db, "decisions", rows.decision_row(run_id, key, decision))
