@@ -38,6 +38,8 @@ if TYPE_CHECKING:
         OutputWriteError,
         PolicyError,
         RateLimited,
+        StoreError,
+        UnknownMemory,
     )
     from .extraction import CandidateUnit, ExtractionOutput
     from .ledger import Ledger
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from .pipeline import Extractor, aextract_and_admit, extract_and_admit
     from .prompts import Prompt, load_prompt
     from .results import ConversationResult, FailureRecord
+    from .store import MemoryStore
     from .validation import ValidationOptions, ValidationReport, validate_extraction
 
 _LAZY: dict[str, str] = {
@@ -93,6 +96,7 @@ _LAZY: dict[str, str] = {
     "get_client": "models",
     "MockServer": "mockserver",
     "Ledger": "ledger",
+    "MemoryStore": "store",
     # errors
     "ExtractorError": "errors",
     "InputError": "errors",
@@ -106,6 +110,8 @@ _LAZY: dict[str, str] = {
     "PolicyError": "errors",
     "LedgerError": "errors",
     "OutputWriteError": "errors",
+    "StoreError": "errors",
+    "UnknownMemory": "errors",
 }
 
 __all__ = [
@@ -128,6 +134,7 @@ __all__ = [
     "LimitExceeded",
     "Limits",
     "MemoryCandidate",
+    "MemoryStore",
     "Message",
     "MockServer",
     "ModelClientError",
@@ -143,6 +150,8 @@ __all__ = [
     "Provenance",
     "RateLimited",
     "ReplayReport",
+    "StoreError",
+    "UnknownMemory",
     "Usage",
     "ValidationOptions",
     "ValidationReport",

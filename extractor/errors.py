@@ -13,6 +13,9 @@
     │   └── OutputTruncated             finish_reason="length": output cut off
     ├── PolicyError                     an admission policy file is invalid (names the rule)
     ├── LedgerError                     the SQLite ledger could not be written or read
+    ├── StoreError                      the memory store could not be used (or a bad request)
+    │   ├── UnknownMemory               no such memory, claim or source (carries ref)
+    │   └── ErasureIncomplete           erased content is still readable (carries locations)
     ├── OutputWriteError                a result or failures file could not be written
     └── PipelineError                   a pipeline stage failed unexpectedly (carries the stage)
 
@@ -143,3 +146,29 @@ class PipelineError(ExtractorError):
         self.conversation_id = conversation_id
         where = f"conversation {conversation_id!r}, " if conversation_id is not None else ""
         super().__init__(f"{where}stage {stage}: {message}")
+
+
+class StoreError(ExtractorError):
+    """The memory store could not be opened, read or written, or a request to it is invalid."""
+
+    code = "STORE_ERROR"
+
+
+class UnknownMemory(StoreError):
+    """A memory, claim or source id that the store does not hold (``ref`` names it)."""
+
+    code = "UNKNOWN_MEMORY"
+
+    def __init__(self, ref: str, *, what: str = "memory or claim") -> None:
+        self.ref = ref
+        super().__init__(f"no {what} {ref!r} in this store")
+
+
+class ErasureIncomplete(StoreError):
+    """``verify-erasure`` found erased content still readable; ``locations`` says where."""
+
+    code = "ERASURE_INCOMPLETE"
+
+    def __init__(self, message: str, *, locations: list[str]) -> None:
+        self.locations = locations
+        super().__init__(message)

@@ -56,7 +56,18 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "result": lambda: ConversationResult,
     "failure": lambda: FailureRecord,
     "policy": lambda: PolicyDocument,
+    "store-claim": lambda: _store_models().StoredClaim,
+    "store-claim-version": lambda: _store_models().ClaimVersion,
+    "store-event": lambda: _store_models().MemoryEvent,
+    "store-ingest-report": lambda: _store_models().IngestReport,
+    "store-rebuild-report": lambda: _store_models().RebuildReport,
 }
+
+
+def _store_models() -> Any:
+    from .store import models
+
+    return models
 
 
 def schema_for(name: str) -> dict[str, Any]:

@@ -1,0 +1,307 @@
+"""The storage seam: every SQL statement of the memory store is in this module.
+
+:class:`Backend` is the protocol the store's logic uses (small, table-shaped operations);
+:class:`SQLiteBackend` implements it on one SQLite file (WAL, ``BEGIN IMMEDIATE`` writes, as the
+ledger does). A PostgreSQL backend implements the same protocol; nothing outside this module and
+``migrations.py`` knows which database holds the store.
+
+Table and column names passed in come from the store's own code (never from a user), and are
+checked against the schema before they reach a statement.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..errors import StoreError
+from .migrations import PROJECTION_TABLES, applied, migrate
+
+DEFAULT_BUSY_TIMEOUT_S = 60.0
+
+Row = dict[str, Any]
+
+
+class Backend(Protocol):
+    """What the store needs from a database. Rows are plain dicts of column -> value."""
+
+    location: str
+
+    def close(self) -> None: ...
+
+    def transaction(self) -> Any: ...
+
+    def migrations(self) -> list[str]: ...
+
+    def append_event(self, row: Mapping[str, Any]) -> int | None: ...
+
+    def events(self, after_seq: int = 0) -> Iterator[Row]: ...
+
+    def insert(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None: ...
+
+    def select(
+        self, table: str, where: Mapping[str, Any] | None = None, *, order_by: str | None = None
+    ) -> list[Row]: ...
+
+    def select_in(self, table: str, column: str, values: Iterable[Any]) -> list[Row]: ...
+
+    def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> int: ...
+
+    def delete(self, table: str, where: Mapping[str, Any]) -> int: ...
+
+    def current(self, where: Mapping[str, Any] | None = None) -> list[Row]: ...
+
+    def current_in(self, claim_ids: Iterable[str]) -> dict[str, Row]: ...
+
+    def history(self, claim_ids: Iterable[str]) -> list[Row]: ...
+
+    def write_versions(self, rows: Sequence[Mapping[str, Any]]) -> None: ...
+
+    def clear_projection(self) -> None: ...
+
+    def dump(self, table: str) -> Iterator[tuple[Any, ...]]: ...
+
+
+_IN_CHUNK = 500
+
+
+class SQLiteBackend:
+    """The default backend: one SQLite file (``:memory:`` works too, for tests)."""
+
+    def __init__(
+        self, path: str | Path, *, create: bool = True, busy_timeout: float = DEFAULT_BUSY_TIMEOUT_S
+    ) -> None:
+        self.location = str(path)
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise StoreError(f"{self.path}: no memory store file here (create it with ingest)")
+        self._lock = threading.RLock()
+        self._depth = 0
+        try:
+            self._db = sqlite3.connect(
+                self.location, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the memory store: {exc}") from None
+        self._db.row_factory = sqlite3.Row
+        with self._errors("open"):
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            if self.location != ":memory:":
+                self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute("PRAGMA secure_delete = ON")
+            tables = self._tables()
+            if tables and not tables & {"store_migrations", "migrations"}:
+                raise StoreError(f"{self.path}: not a memory store (it holds other tables)")
+            self.applied_now = migrate(self._db)
+        self._columns: dict[str, list[str]] = {}
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _tables(self) -> set[str]:
+        found = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        return {str(r[0]) for r in found}
+
+    def columns(self, table: str) -> list[str]:
+        if table not in self._columns:
+            info = self._db.execute(f"PRAGMA table_info({_ident(table)})").fetchall()
+            if not info:
+                raise StoreError(f"no table {table!r} in the memory store")
+            self._columns[table] = [str(r[1]) for r in info]
+        return self._columns[table]
+
+    def _check(self, table: str, names: Iterable[str]) -> None:
+        known = set(self.columns(table))
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise StoreError(f"table {table!r} has no column {unknown[0]!r}")
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot {action} the memory store: {exc}") from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` transaction; nested calls join the outer one."""
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            with self._errors("write"):
+                self._db.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._depth = 0
+                self._db.execute("ROLLBACK")
+                raise
+            self._depth = 0
+            with self._errors("write"):
+                self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def migrations(self) -> list[str]:
+        with self._lock, self._errors("read"):
+            return applied(self._db)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Run one statement of this module's own SQL (never user text)."""
+        with self._lock, self._errors("use"):
+            return [dict(r) for r in self._db.execute(sql, tuple(params)).fetchall()]
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def append_event(self, row: Mapping[str, Any]) -> int | None:
+        """Append one event; ``None`` when its ``idempotency_key`` is already in the log."""
+        self._check("memory_events", row)
+        names = list(row)
+        sql = (
+            f"INSERT INTO memory_events ({', '.join(names)}) "
+            f"VALUES ({', '.join('?' for _ in names)}) "
+            "ON CONFLICT (idempotency_key) DO NOTHING"
+        )
+        with self._lock, self._errors("write"):
+            cursor = self._db.execute(sql, [row[n] for n in names])
+            return int(cursor.lastrowid) if cursor.rowcount and cursor.lastrowid else None
+
+    def events(self, after_seq: int = 0) -> Iterator[Row]:
+        with self._lock, self._errors("read"):
+            rows = self._db.execute(
+                "SELECT * FROM memory_events WHERE seq > ? ORDER BY seq", (after_seq,)
+            ).fetchall()
+        for r in rows:
+            yield dict(r)
+
+    # -- generic table access -------------------------------------------------------------------
+
+    def insert(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        if not rows:
+            return
+        names = list(rows[0])
+        self._check(table, names)
+        sql = (
+            f"INSERT INTO {_ident(table)} ({', '.join(names)}) "
+            f"VALUES ({', '.join('?' for _ in names)})"
+        )
+        with self._lock, self._errors("write"):
+            self._db.executemany(sql, [[r[n] for n in names] for r in rows])
+
+    def select(
+        self, table: str, where: Mapping[str, Any] | None = None, *, order_by: str | None = None
+    ) -> list[Row]:
+        where = where or {}
+        self._check(table, where)
+        sql = f"SELECT * FROM {_ident(table)}" + _where(where)
+        if order_by is not None:
+            self._check(table, [c.strip().split()[0] for c in order_by.split(",")])
+            sql += f" ORDER BY {order_by}"
+        return self.execute(sql, list(where.values()))
+
+    def select_in(self, table: str, column: str, values: Iterable[Any]) -> list[Row]:
+        self._check(table, [column])
+        out: list[Row] = []
+        items = list(dict.fromkeys(values))
+        for start in range(0, len(items), _IN_CHUNK):
+            chunk = items[start : start + _IN_CHUNK]
+            marks = ", ".join("?" for _ in chunk)
+            out += self.execute(f"SELECT * FROM {_ident(table)} WHERE {column} IN ({marks})", chunk)
+        return out
+
+    def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> int:
+        self._check(table, [*where, *values])
+        sets = ", ".join(f"{n} = ?" for n in values)
+        sql = f"UPDATE {_ident(table)} SET {sets}" + _where(where)
+        with self._lock, self._errors("write"):
+            cursor = self._db.execute(sql, [*values.values(), *where.values()])
+            return int(cursor.rowcount)
+
+    def delete(self, table: str, where: Mapping[str, Any]) -> int:
+        self._check(table, where)
+        with self._lock, self._errors("write"):
+            cursor = self._db.execute(
+                f"DELETE FROM {_ident(table)}" + _where(where), list(where.values())
+            )
+            return int(cursor.rowcount)
+
+    # -- claim versions -------------------------------------------------------------------------
+
+    def current(self, where: Mapping[str, Any] | None = None) -> list[Row]:
+        """Rows of ``memory_current`` matching ``where`` (column = value), by claim id."""
+        where = where or {}
+        self._check("claims", [])
+        sql = "SELECT * FROM memory_current" + _where(where) + " ORDER BY claim_id"
+        return self.execute(sql, list(where.values()))
+
+    def current_in(self, claim_ids: Iterable[str]) -> dict[str, Row]:
+        out: dict[str, Row] = {}
+        items = list(dict.fromkeys(claim_ids))
+        for start in range(0, len(items), _IN_CHUNK):
+            chunk = items[start : start + _IN_CHUNK]
+            marks = ", ".join("?" for _ in chunk)
+            sql = f"SELECT * FROM claim_versions WHERE sys_to IS NULL AND claim_id IN ({marks})"
+            out.update({r["claim_id"]: r for r in self.execute(sql, chunk)})
+        return out
+
+    def history(self, claim_ids: Iterable[str]) -> list[Row]:
+        items = list(dict.fromkeys(claim_ids))
+        out: list[Row] = []
+        for start in range(0, len(items), _IN_CHUNK):
+            chunk = items[start : start + _IN_CHUNK]
+            marks = ", ".join("?" for _ in chunk)
+            sql = f"SELECT * FROM claim_history WHERE claim_id IN ({marks})"
+            out += self.execute(sql, chunk)
+        return sorted(out, key=lambda r: (r["claim_id"], r["version"]))
+
+    def write_versions(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Close each claim's current version at the new one's ``sys_from`` and insert it."""
+        if not rows:
+            return
+        with self._lock, self._errors("write"):
+            self._db.executemany(
+                "UPDATE claim_versions SET sys_to = ? WHERE claim_id = ? AND sys_to IS NULL",
+                [(r["sys_from"], r["claim_id"]) for r in rows],
+            )
+        self.insert("claim_versions", rows)
+
+    # -- rebuild and hashing --------------------------------------------------------------------
+
+    def clear_projection(self) -> None:
+        with self._lock, self._errors("write"):
+            for table in PROJECTION_TABLES:
+                self._db.execute(f"DELETE FROM {_ident(table)}")
+
+    def dump(self, table: str) -> Iterator[tuple[Any, ...]]:
+        keys = PROJECTION_TABLES[table]
+        columns = [c for c in self.columns(table) if c != "claim_rowid"]
+        sql = f"SELECT {', '.join(columns)} FROM {_ident(table)} ORDER BY {', '.join(keys)}"
+        with self._lock, self._errors("read"):
+            rows = self._db.execute(sql).fetchall()
+        for r in rows:
+            yield tuple(r)
+
+
+def _ident(name: str) -> str:
+    if not name.replace("_", "").isalnum():
+        raise StoreError(f"invalid table name {name!r}")
+    return name
+
+
+def _where(where: Mapping[str, Any]) -> str:
+    if not where:
+        return ""
+    return " WHERE " + " AND ".join(f"{n} IS ?" for n in where)

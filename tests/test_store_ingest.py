@@ -1,0 +1,161 @@
+"""The memory store's first job: persist what the write gate admitted, and nothing else."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from store_helpers import Clock, result, user_says
+
+from extractor import MemoryStore, StoreError
+from extractor.store import PROJECTION_TABLES, migration_names
+
+
+def test_ingest_persists_exactly_the_decisions_that_say_persist():
+    r = result(
+        "c1",
+        ("user", "I live in Paris. I prefer tea.", "2026-06-01T10:00:00"),
+        ("assistant", "Q3 revenue was approximately $46 million."),
+    )
+    persisted = {d.memory_id for d in r.decisions if d.persist}
+    with MemoryStore(clock=Clock()) as store:
+        report = store.ingest(r, tenant="acme", subject="u1")
+        claims = store.claims()
+    assert set(report.stored) == persisted
+    assert {c.memory_id for c in claims} == persisted
+    decisions = {d.memory_id: d for d in r.decisions}
+    for c in claims:
+        d = decisions[c.memory_id]
+        assert c.claim_id == c.memory_id + ":c1"
+        assert c.lifecycle_state == d.lifecycle_state
+        assert c.allowed_uses == d.allowed_uses
+        assert c.tenant == "acme" and c.subject == "u1"
+        assert c.support_label == "IN"
+
+
+def test_model_output_is_stored_quarantined_never_as_evidence():
+    r = result("c1", ("assistant", "Q3 revenue was approximately $46 million."))
+    with MemoryStore(clock=Clock()) as store:
+        store.ingest(r)
+        (claim,) = store.claims()
+    assert claim.origin_kind == "MODEL_OUTPUT"
+    assert claim.lifecycle_state == "QUARANTINED"
+    assert "FACTUAL_EVIDENCE" not in claim.allowed_uses
+    assert claim.tenant == "default"
+
+
+def test_a_decision_with_persist_false_is_never_stored():
+    r = user_says("c1", "I live in Paris.")
+    first = r.decisions[0].model_copy(update={"persist": False, "lifecycle_state": "EPHEMERAL"})
+    r = r.model_copy(update={"decisions": [first, *r.decisions[1:]]})
+    with MemoryStore(clock=Clock()) as store:
+        report = store.ingest(r)
+        ids = {c.memory_id for c in store.claims()}
+    assert report.not_persisted == [first.memory_id]
+    assert first.memory_id not in ids and ids
+
+
+def test_ingesting_the_same_result_twice_changes_nothing(tmp_path: Path):
+    r = user_says("c1", "I live in Paris.")
+    with MemoryStore(tmp_path / "m.db", clock=Clock()) as store:
+        first = store.ingest(r, subject="u1")
+        before = (store.state_hash(), len(list(store.events())))
+        second = store.ingest(r, subject="u1")
+        after = (store.state_hash(), len(list(store.events())))
+    assert first.stored and second.stored == []
+    assert second.already_stored == first.stored and second.event_seq is None
+    assert before == after
+
+
+def test_tenant_and_subject_scope_every_claim():
+    r = user_says("c1", "I live in Paris.")
+    with MemoryStore(clock=Clock()) as store:
+        store.ingest(r, tenant="t1", subject="s1")
+        store.ingest(user_says("c2", "I prefer tea."), tenant="t2")
+        by_tenant = {(c.tenant, c.subject) for c in store.claims()}
+    assert by_tenant == {("t1", "s1"), ("t2", None)}
+
+
+def test_the_same_memory_id_under_another_tenant_is_refused_with_a_message():
+    r = user_says("c1", "I live in Paris.")
+    with MemoryStore(clock=Clock()) as store:
+        store.ingest(r, tenant="a")
+        with pytest.raises(StoreError, match="already stored for tenant 'a', not 'b'"):
+            store.ingest(r, tenant="b")
+
+
+def test_rebuild_reproduces_the_state_hash_byte_for_byte(tmp_path: Path):
+    with MemoryStore(tmp_path / "m.db", clock=Clock()) as store:
+        store.ingest(user_says("c1", "I live in Paris. I prefer tea."), subject="u1")
+        store.ingest(result("c2", ("assistant", "Q3 revenue was approximately $46 million.")))
+        report = store.rebuild()
+    assert report.events == 2 and report.identical
+    assert report.state_hash_before == report.state_hash_after
+
+
+def test_a_blank_file_gets_exactly_the_named_migrations_and_tables(tmp_path: Path):
+    with MemoryStore(tmp_path / "m.db") as store:
+        assert store.migrations == migration_names() == ["s001_memory_store", "s002_read_audit"]
+    db = sqlite3.connect(tmp_path / "m.db")
+    names = {
+        r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+    }
+    expected = {
+        "store_migrations",
+        "memory_events",
+        "memory_current",
+        "claim_history",
+        "reads",
+        "read_items",
+        "claims_fts",
+        *PROJECTION_TABLES,
+    }
+    assert expected <= names
+    assert {n for n in names if not n.startswith("claims_fts_")} == expected
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_reopening_applies_nothing_and_keeps_the_data(tmp_path: Path):
+    with MemoryStore(tmp_path / "m.db", clock=Clock()) as store:
+        store.ingest(user_says("c1", "I live in Paris."))
+        digest = store.state_hash()
+    with MemoryStore(tmp_path / "m.db", create=False) as store:
+        assert store.backend.applied_now == []  # type: ignore[attr-defined]
+        assert store.state_hash() == digest
+
+
+def test_opening_a_missing_file_without_create_names_the_file(tmp_path: Path):
+    with pytest.raises(StoreError, match="no memory store file here"):
+        MemoryStore(tmp_path / "nope.db", create=False)
+
+
+def test_the_fts_index_finds_ingested_claims():
+    with MemoryStore(clock=Clock()) as store:
+        store.ingest(user_says("c1", "I live in Paris."))
+        rows = store.backend.execute(  # type: ignore[attr-defined]
+            "SELECT m.claim_id FROM claims_fts JOIN memory_current AS m "
+            "ON m.claim_rowid = claims_fts.rowid WHERE claims_fts MATCH 'Paris'"
+        )
+    assert rows and all(r["claim_id"].endswith(":c1") for r in rows)
+
+
+def test_valid_time_and_system_time_are_recorded_on_every_claim():
+    with MemoryStore(clock=Clock()) as store:
+        store.ingest(user_says("c1", "I live in Paris.", "2026-06-01T10:00:00"))
+        claims = store.claims()
+    event = next(c for c in claims if c.memory_type == "ASSERTION_EVENT")
+    assert event.valid_from == "2026-06-01T10:00:00"
+    assert event.valid_to == "2026-06-01T10:00:01"  # half-open: the instant it was said
+    assert all(c.recorded_at == c.sys_from == "2026-07-01T09:00:01.000000+00:00" for c in claims)
+    assert all(c.observed_at == "2026-06-01T10:00:00.000000+00:00" for c in claims)
+
+
+def test_tenant_and_subject_default_to_the_results_own_fields():
+    r = result("c1", ("user", "I live in Paris.", "2026-06-01T10:00:00"), tenant="acme", user_id="u9")
+    assert (r.tenant, r.subject) == ("acme", "u9")
+    with MemoryStore(clock=Clock()) as store:
+        store.ingest(r)
+        store.ingest(user_says("c2", "I prefer tea."), tenant="other", subject="u1")
+        owners = {(c.tenant, c.subject) for c in store.claims()}
+    assert owners == {("acme", "u9"), ("other", "u1")}
