@@ -152,7 +152,9 @@ def test_valid_time_and_system_time_are_recorded_on_every_claim():
 
 
 def test_tenant_and_subject_default_to_the_results_own_fields():
-    r = result("c1", ("user", "I live in Paris.", "2026-06-01T10:00:00"), tenant="acme", user_id="u9")
+    r = result(
+        "c1", ("user", "I live in Paris.", "2026-06-01T10:00:00"), tenant="acme", user_id="u9"
+    )
     assert (r.tenant, r.subject) == ("acme", "u9")
     with MemoryStore(clock=Clock()) as store:
         store.ingest(r)
