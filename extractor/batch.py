@@ -374,6 +374,7 @@ class _Run:
             policy_version=extractor.policy.version,
             out=str(config.out) if config.out is not None else None,
             failures_file=str(fpath) if fpath is not None else None,
+            candidate_limit=extractor.validation.max_candidates,
         )
 
     def already_done(self, item: Conversation | InputError) -> bool:

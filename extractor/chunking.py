@@ -9,6 +9,12 @@ conversation.
 
 Merging renames candidate ids ``k<chunk>-<id>`` (parents follow) and merges a candidate found
 again in a later chunk -- same message, quote, kind and memory type -- into the first one.
+
+The candidate limit (``ValidationOptions.max_candidates``) bounds each model call, not the
+conversation: each chunk's first ``max_candidates`` candidates are merged, the rest of a chunk
+are placed after every chunk's kept ones, and the merged result's ``candidate_limit`` tells the
+gate how many to accept at most (so exactly the overflow is rejected
+``CANDIDATE_LIMIT_EXCEEDED``). A long honest conversation is never cut to one call's worth.
 """
 
 from __future__ import annotations
@@ -99,11 +105,16 @@ async def extract_chunked(
         if isinstance(outcome, BaseException):
             raise outcome
     results = [o for o in outcomes if isinstance(o, ClientResult)]
-    return merge_results(results, chunks, client.model_name), len(chunks)
+    merged = merge_results(results, chunks, client.model_name, limit=options.max_candidates)
+    return merged, len(chunks)
 
 
 def merge_results(
-    results: Sequence[ClientResult], chunks: Sequence[Conversation], model: str
+    results: Sequence[ClientResult],
+    chunks: Sequence[Conversation],
+    model: str,
+    *,
+    limit: int | None = None,
 ) -> ClientResult:
     """One result from the chunks' results: merged candidates, summed usage and attempts.
 
@@ -131,7 +142,12 @@ def merge_results(
             )
         else:
             readable.append((number, items))
-    output: Any = {"candidates": merge_candidates(readable)} if readable else results[0].output
+    kept, overflow = _within_limit(readable, limit)
+    output: Any = results[0].output
+    within: int | None = None
+    if readable:
+        merged = merge_candidates(kept)
+        output, within = {"candidates": merged + overflow}, len(merged)
     return ClientResult(
         output=output,
         raw_text=None,
@@ -140,7 +156,18 @@ def merge_results(
         attempts=sum(r.attempts for r in results),
         failed_attempts=failed,
         cached=all(r.cached for r in results),
+        candidate_limit=within if limit is not None else None,
     )
+
+
+def _within_limit(
+    readable: Sequence[tuple[int, list[Any]]], limit: int | None
+) -> tuple[list[tuple[int, list[Any]]], list[Any]]:
+    """Each chunk's first ``limit`` candidates, and the rest of every chunk (in chunk order)."""
+    if limit is None:
+        return list(readable), []
+    kept = [(number, items[:limit]) for number, items in readable]
+    return kept, [item for _, items in readable for item in items[limit:]]
 
 
 def merge_candidates(chunk_outputs: Sequence[tuple[int, Sequence[Any]]]) -> list[Any]:

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import pairwise
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Any, TypeVar, cast
 
 from ._version import SCHEMA_VERSION, __version__
 from .admission import Policy, admit, load_policy
+from .bounded import bounded_attempt, bounded_rejections
 from .candidates import MemoryCandidate, Provenance, build_candidates
 from .chunking import DEFAULT_MAX_CHUNK_CHARS, extract_chunked
 from .clients.base import ClientResult, ExtractionClient
@@ -65,7 +67,8 @@ class Extractor:
     ``client`` defaults to the offline model, ``policy`` to the shipped default policy (a
     :class:`Policy`, or a path to a policy file), ``prompt`` to the shipped prompt. ``limits``
     apply when a conversation is given as raw JSON data; ``limits.max_candidates`` also caps the
-    candidates validation accepts unless ``validation`` says otherwise. ``timeout`` bounds the
+    candidates validation accepts from each model call (each chunk of a long conversation)
+    unless ``validation`` says otherwise. ``timeout`` bounds the
     whole extraction of one conversation (all chunks and retries). ``as_of`` is the time the
     policy judges current-state authority at (``None``: the policy's own default). ``clock``
     stamps ``recorded_at``; inject a fixed one for reproducible output.
@@ -124,9 +127,12 @@ class Extractor:
             raw, chunks = await self._extract(conv)
         extracted = time.perf_counter()
         with _stage("validate", conv.id):
-            report = raw.validated_for(conv, self.validation)  # the client's gate, if it ran
+            options = self.validation
+            if raw.candidate_limit is not None:  # chunks, each bounded by max_candidates
+                options = replace(options, max_candidates=raw.candidate_limit)
+            report = raw.validated_for(conv, options)  # the client's gate, if it ran
             if report is None:
-                report = validate_extraction(raw.output, conv, self.validation)
+                report = validate_extraction(raw.output, conv, options)
             candidates = self._candidates(conv, raw, report, recorded_at)
         validated = time.perf_counter()
         with _stage("admit", conv.id):
@@ -198,6 +204,7 @@ class Extractor:
         recorded_at: datetime,
     ) -> ConversationResult:
         ms = [round((b - a) * 1000, 3) for a, b in pairwise(marks)]
+        rejections, omitted = bounded_rejections(report.rejections)
         return ConversationResult(
             conversation_id=conv.id,
             conversation_hash=conv.content_hash(),
@@ -206,11 +213,12 @@ class Extractor:
             input=input_ref(conv),
             candidates=candidates,
             decisions=decisions,
-            rejections=report.rejections,
+            rejections=rejections,
+            rejections_omitted=omitted,
             corrections=report.corrections,
             usage=raw.usage,
             attempts=raw.attempts,
-            failed_attempts=raw.failed_attempts,
+            failed_attempts=[bounded_attempt(a) for a in raw.failed_attempts],
             chunks=chunks,
             cached=raw.cached,
             timings=Timings(

@@ -76,6 +76,11 @@ class ConversationResult(BaseModel):
     candidates: list[MemoryCandidate] = Field(default_factory=list)
     decisions: list[AdmissionDecision] = Field(default_factory=list)
     rejections: list[Rejection] = Field(default_factory=list)
+    rejections_omitted: dict[str, int] = Field(
+        default_factory=dict,
+        description="Rejections not listed one by one, by code: past the candidate limit only "
+        "the first few are kept as a sample, the rest are counted here.",
+    )
     corrections: list[SpanCorrection] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     attempts: int = 1

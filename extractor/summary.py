@@ -31,6 +31,8 @@ from rich.text import Text
 from .clients.base import Usage
 from .results import ConversationResult, FailureRecord
 
+LIMIT_CODE = "CANDIDATE_LIMIT_EXCEEDED"
+
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
@@ -52,6 +54,16 @@ class RunSummary(BaseModel):
     persisted: int = Field(default=0, description="Candidates the policy lets persist.")
     rejections: int = 0
     rejections_by_code: dict[str, int] = Field(default_factory=dict)
+    candidate_limit: int | None = Field(
+        default=None, description="--limit-candidates: candidates accepted per model call."
+    )
+    limited_conversations: int = Field(
+        default=0, description="Conversations that lost candidates to the candidate limit."
+    )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What to act on although the run went through, naming the option to change.",
+    )
     failures_by_stage: dict[str, int] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
     cached: int = Field(default=0, description="Results answered from the cache.")
@@ -71,12 +83,28 @@ class RunSummary(BaseModel):
         self.conversations += 1
         self.processed += 1
         self.candidates += len(result.candidates)
-        self.rejections += len(result.rejections)
+        codes = Counter(r.code.value for r in result.rejections) + Counter(
+            result.rejections_omitted
+        )
+        self.rejections += codes.total()
         self.persisted += sum(d.persist for d in result.decisions)
         _bump(self.candidates_by_state, (d.lifecycle_state.value for d in result.decisions))
-        _bump(self.rejections_by_code, (r.code.value for r in result.rejections))
+        _bump(self.rejections_by_code, codes.elements())
+        self.limited_conversations += bool(codes[LIMIT_CODE])
+        self._warn()
         self.usage = self.usage + result.usage
         self.cached += result.cached
+
+    def _warn(self) -> None:
+        lost = self.rejections_by_code.get(LIMIT_CODE, 0)
+        if not lost:
+            return
+        limit = f" ({self.candidate_limit} per model call)" if self.candidate_limit else ""
+        self.warnings = [
+            f"{lost} candidates in {self.limited_conversations} conversation(s) were over the "
+            f"candidate limit{limit} and rejected {LIMIT_CODE}: raise --limit-candidates to keep "
+            "them"
+        ]
 
     def add_failure(self, failure: FailureRecord) -> None:
         self.conversations += 1
@@ -127,8 +155,12 @@ def summary_table(summary: RunSummary) -> Table:
 
 
 def render_summary(summary: RunSummary, stream: IO[str]) -> None:
-    """Print the closing table to ``stream`` (plain text when it is not a terminal)."""
-    Console(file=stream, highlight=False, soft_wrap=True).print(summary_table(summary))
+    """Print the closing table to ``stream`` (plain text when it is not a terminal), then every
+    warning on a line of its own."""
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    console.print(summary_table(summary))
+    for warning in summary.warnings:
+        console.print(Text(f"WARNING: {warning}", style="bold red"))
 
 
 def show_progress(stream: IO[str], *, quiet: bool = False) -> bool:

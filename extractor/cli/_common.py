@@ -130,7 +130,8 @@ extractor_options = _stack(
         type=click.IntRange(min=1),
         default=DEFAULT_MAX_CANDIDATES,
         show_default=True,
-        help="Candidates beyond this are rejected (CANDIDATE_LIMIT_EXCEEDED).",
+        help="Candidates of one model call (one chunk) beyond this are rejected "
+        "(CANDIDATE_LIMIT_EXCEEDED).",
     ),
     click.option(
         "--max-chunk-chars",

@@ -166,3 +166,6 @@ def _render(summary: RunSummary, *, as_json: bool, quiet: bool, to_stdout: bool)
         click.echo(summary.model_dump_json(indent=2), err=not to_stdout)
     elif not quiet:
         render_summary(summary, sys.stderr)
+    if as_json or quiet:  # the table carries them otherwise; a warning is never silent
+        for warning in summary.warnings:
+            click.echo(f"extractor: WARNING: {warning}", err=True)

@@ -44,7 +44,19 @@ class AttemptRecord(BaseModel):
     attempt: int
     error: str
     rejections: list[Rejection] = Field(default_factory=list)
-    raw_output: str | None = None
+    rejections_omitted: dict[str, int] = Field(
+        default_factory=dict,
+        description="Rejections left out of 'rejections' (past the sample), by code.",
+    )
+    raw_output: str | None = Field(
+        default=None, description="The model's text; its beginning when raw_output_chars is set."
+    )
+    raw_output_chars: int | None = Field(
+        default=None, description="Length of the whole raw output, when it was cut."
+    )
+    raw_output_hash: str | None = Field(
+        default=None, description="sha256 of the whole raw output, when it was cut."
+    )
 
     @field_validator("error", "raw_output")
     @classmethod
@@ -66,6 +78,12 @@ class ClientResult(BaseModel):
     attempts: int = 1
     failed_attempts: list[AttemptRecord] = Field(default_factory=list)
     cached: bool = False
+    candidate_limit: int | None = Field(
+        default=None,
+        exclude=True,
+        description="How many of output's candidates the gate may accept, when not "
+        "options.max_candidates (a merge of chunks, each bounded by it).",
+    )
     # The gate's report on ``output``, when the client already ran the gate on it (not
     # serialized; see ``validated_for``).
     _validated: tuple[Any, Conversation, ValidationOptions, ValidationReport] | None = PrivateAttr(

@@ -1,0 +1,106 @@
+"""Bounded records of what a model returned: counts plus a bounded sample, never all of it.
+
+A hostile (or broken) model can answer with megabytes: thousands of candidates past the
+candidate limit, or a huge unparseable text on every re-ask. The result line and the ledger keep
+what an audit needs -- every rejection code with its count, the first few rejected candidates as
+a sample, the length and hash of every raw output with its beginning -- and drop the rest, so a
+2.8 MB answer costs kilobytes, not tens of megabytes.
+
+Pure functions; the pipeline applies them when it builds a result.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from .clients.base import AttemptRecord
+from .hashing import canonical_json, text_hash
+from .validation import Code, Rejection
+
+#: Rejections of these codes are counted, and only the first ones kept as a sample: past the
+#: candidate limit, their number is whatever the model chose to send.
+SAMPLED_CODES = frozenset({Code.CANDIDATE_LIMIT_EXCEEDED})
+DEFAULT_SAMPLE = 3
+#: A raw candidate (or raw output) longer than this, as JSON, is kept as its beginning plus its
+#: length and hash.
+DEFAULT_RAW_CHARS = 2_000
+
+
+def bounded_rejections(
+    rejections: Sequence[Rejection],
+    *,
+    sample: int = DEFAULT_SAMPLE,
+    raw_chars: int = DEFAULT_RAW_CHARS,
+) -> tuple[list[Rejection], dict[str, int]]:
+    """The rejections to record, and how many of each code were left out (none when empty).
+
+    Every rejection of a code outside :data:`SAMPLED_CODES` is kept; of a sampled code only the
+    first ``sample``. Every kept rejection's ``raw`` is bounded by :func:`bounded_raw`.
+    """
+    kept: list[Rejection] = []
+    seen: Counter[str] = Counter()
+    omitted: Counter[str] = Counter()
+    for rejection in rejections:
+        code = rejection.code.value
+        seen[code] += 1
+        if rejection.code in SAMPLED_CODES and seen[code] > sample:
+            omitted[code] += 1
+            continue
+        raw = bounded_raw(rejection.raw, raw_chars=raw_chars)
+        kept.append(
+            rejection if raw is rejection.raw else rejection.model_copy(update={"raw": raw})
+        )
+    return kept, dict(sorted(omitted.items()))
+
+
+def bounded_raw(raw: Any, *, raw_chars: int = DEFAULT_RAW_CHARS) -> Any:
+    """``raw`` itself when its JSON is at most ``raw_chars`` long, else a sample of it:
+    ``{"truncated": true, "chars": <length>, "hash": <sha256 of the JSON>, "head": <start>}``."""
+    text = _json_text(raw)
+    if len(text) <= raw_chars:
+        return raw
+    return {
+        "truncated": True,
+        "chars": len(text),
+        "hash": text_hash(text),
+        "head": text[:raw_chars],
+    }
+
+
+def bounded_attempt(
+    attempt: AttemptRecord,
+    *,
+    sample: int = DEFAULT_SAMPLE,
+    raw_chars: int = DEFAULT_RAW_CHARS,
+) -> AttemptRecord:
+    """A failed attempt with its raw output cut to ``raw_chars`` (its full length and hash kept
+    in ``raw_output_chars`` / ``raw_output_hash``) and its rejections bounded."""
+    rejections, omitted = bounded_rejections(attempt.rejections, sample=sample, raw_chars=raw_chars)
+    update: dict[str, Any] = {"rejections": rejections, "rejections_omitted": omitted}
+    text = attempt.raw_output
+    if text is not None and len(text) > raw_chars:
+        update |= {
+            "raw_output": text[:raw_chars],
+            "raw_output_chars": len(text),
+            "raw_output_hash": text_hash(text),
+        }
+    return attempt.model_copy(update=update)
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return str(canonical_json(value))
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+__all__ = [
+    "DEFAULT_RAW_CHARS",
+    "DEFAULT_SAMPLE",
+    "SAMPLED_CODES",
+    "bounded_attempt",
+    "bounded_raw",
+    "bounded_rejections",
+]
