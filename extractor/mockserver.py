@@ -35,6 +35,8 @@ They are chosen per server (``MockServer(faults=...)``, ``--fault``), per conver
 (``MockServer(conversation_faults={"conv-2": "refusal"})``, for batch tests) or per request,
 which overrides both: the header ``X-Mock-Fault: verified,rate_limit:1`` or a model-name suffix
 ``offline+verified+rate_limit:1``. An unknown fault name in a request is a 400.
+``MockServer(answers={"conv-1": {"candidates": [...]}})`` answers fixed extractions for those
+conversations instead of the offline model's (a scripted model, for hostile tests).
 ``X-Mock-Latency`` and ``X-Mock-Retry-After`` (seconds) override ``latency`` and ``retry_after``
 per request.
 
@@ -220,6 +222,7 @@ class MockServer:
         latency: float = 0.0,
         retry_after: float = 0.0,
         conversation_faults: Mapping[str, str | Sequence[str]] | None = None,
+        answers: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -229,6 +232,9 @@ class MockServer:
         }
         self.latency = latency
         self.retry_after = retry_after
+        #: Fixed extraction outputs per conversation id, answered instead of the offline model's
+        #: (a scripted, possibly hostile, model); faults still apply on top.
+        self.answers = dict(answers or {})
         self._state = _State()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -323,7 +329,12 @@ class MockServer:
             faults = self._faults_for(request, headers, conversation.id)
         except (ExtractorError, ValueError) as exc:
             return _error(400, str(exc), "invalid_request_error")
-        output = self._state.offline_output(transcript, conversation)
+        fixed = self.answers.get(conversation.id)
+        output = (
+            dict(fixed)
+            if fixed is not None
+            else self._state.offline_output(transcript, conversation)
+        )
         delay = _float_header(headers, "x-mock-latency", self.latency)
         remaining = delay - (time.monotonic() - arrived)
         if remaining > 0:

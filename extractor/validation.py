@@ -15,7 +15,9 @@ Rules, each with its error code (:class:`Code`):
 5. time is sane (``TEMPORAL_*``);
 6. closed vocabularies (``VOCABULARY_UNKNOWN``) and the schema (``SCHEMA_INVALID``);
 7. structure: parents exist, an asserted proposition is linked to its assertion event
-   (``PARENT_*``, ``PROPOSITION_UNLINKED``, ``DUPLICATE_ID``, ``KIND_MISMATCH``).
+   (``PARENT_*``, ``PROPOSITION_UNLINKED``, ``DUPLICATE_ID``, ``KIND_MISMATCH``);
+8. no secrets (``SECRET_IN_CANDIDATE``): a candidate holding a password, key, token, card or
+   account number is rejected, and its rejection keeps only a redacted copy.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from . import caseless
+from .content import find_secrets, fold, redact
 from .conversation import DEFAULT_MAX_CANDIDATES, Conversation, Message
 from .errors import ExtractionOutputError
 from .extraction import CandidateUnit, ExtractionOutput
@@ -60,6 +63,7 @@ class Code(StrEnum):
     PARENT_CYCLE = "PARENT_CYCLE"
     PROPOSITION_UNLINKED = "PROPOSITION_UNLINKED"
     CANDIDATE_LIMIT_EXCEEDED = "CANDIDATE_LIMIT_EXCEEDED"
+    SECRET_IN_CANDIDATE = "SECRET_IN_CANDIDATE"
 
 
 class Rejection(BaseModel):
@@ -131,28 +135,28 @@ class _Reject(Exception):
 
 # --- Rule 1: self-certification -------------------------------------------------------------
 
-_CERTIFY_KEY = re.compile(r"verif|certif|fact.?check|ground.?truth", re.IGNORECASE)
+_CERTIFY_KEY = re.compile(r"verif|certif|fact.?check|ground.?truth|validat|authenticat")
+#: Certification and its synonyms, matched on folded text (:func:`~extractor.content.fold`:
+#: lowercase, NFKC, no invisible characters, confusables mapped to Latin letters).
 _CERTIFY_VALUE = re.compile(
-    r"(?<![a-z])(verified|verifiably|certified|fact checked|proven|confirmed true|ground truth)"
-    r"(?![a-z])",
-    re.IGNORECASE,
+    r"(?<![a-z])(verified|verifiably|certified|fact checked|proven|confirmed true|ground truth|"
+    r"validated|authenticated|corroborated|substantiated|established (?:as )?(?:a )?fact|"
+    r"(?:proven|confirmed|known|true|undisputed|verifiable) fact|undisputed|indisputabl[ey]|"
+    r"incontrovertibl[ey]|beyond (?:any |all )?doubt|officially confirmed|guaranteed (?:true|"
+    r"accurate|correct)|100 ?% (?:true|accurate|correct|certain))(?![a-z])"
 )
 
 
 def _words(value: str) -> str:
-    return re.sub(r"[_\-]+", " ", value)
+    return re.sub(r"[_\-]+", " ", fold(value))
 
 
-#: Every match of either pattern above (after :func:`_words`, same flags) contains a match of
-#: this one, so text without one cannot hold a certification claim and needs no detailed check.
-_CERTIFY_SUSPECT = (
-    r"verif|certif|fact.?check|fact[ _-]+check|ground.?truth|ground[ _-]+truth|proven|"
-    r"confirmed[ _-]+true"
+#: Every match of either pattern above (on :func:`_words` text) contains a match of this one,
+#: so text without one cannot hold a certification claim and needs no detailed check.
+_CERTIFY_ANY = re.compile(
+    r"verif|certif|fact.?check|ground.?truth|proven|confirmed|validat|authenticat|corroborat|"
+    r"substantiat|fact|undisput|indisput|incontrovert|doubt|guaranteed|100"
 )
-_CERTIFY_ANY = re.compile(_CERTIFY_SUSPECT, re.IGNORECASE)
-#: The same on lowercased ASCII text, where it is exact and many times faster than IGNORECASE
-#: (which also folds a few non-ASCII letters, hence only for ASCII text).
-_CERTIFY_ANY_ASCII = re.compile(_CERTIFY_SUSPECT)
 
 
 def _may_certify(raw: Mapping[str, Any]) -> bool:
@@ -183,17 +187,16 @@ def _may_certify(raw: Mapping[str, Any]) -> bool:
                 stack.extend(value.values())
             elif isinstance(value, list):
                 stack.extend(value)
-    text = "\n".join(parts)
-    if text.isascii():
-        return _CERTIFY_ANY_ASCII.search(text.lower()) is not None
-    return _CERTIFY_ANY.search(text) is not None
+    return _CERTIFY_ANY.search(_words("\n".join(parts))) is not None
 
 
 def check_no_certification(raw: Mapping[str, Any], quote: str) -> None:
-    """Reject any VERIFIED-like claim, in any key or value, any casing.
+    """Reject any VERIFIED-like claim or synonym, in any key or value, in any script.
 
-    Words that stand in the quote itself ("my account is verified") are the speaker's, not a
-    certification, so they may appear in the content.
+    Keys and values are compared folded (:func:`~extractor.content.fold`), so a Cyrillic
+    ``Е``, a zero-width space or full-width letters do not hide the word. Words that stand in
+    the quote itself ("my account is verified") are the speaker's, not a certification, so
+    they may appear in the content.
     """
     if _may_certify(raw):
         _check_certification(raw, quote)
@@ -201,11 +204,11 @@ def check_no_certification(raw: Mapping[str, Any], quote: str) -> None:
 
 def _check_certification(raw: Mapping[str, Any], quote: str) -> None:
     """The detailed walk behind :func:`check_no_certification`: which field, which word."""
-    quoted = {m.group(1).lower() for m in _CERTIFY_VALUE.finditer(_words(quote))}
+    quoted = {m.group(1) for m in _CERTIFY_VALUE.finditer(_words(quote))}
     for path, key, value in _walk(raw):
         if path.startswith("span"):
             continue
-        if key is not None and _CERTIFY_KEY.search(key):
+        if key is not None and _CERTIFY_KEY.search(fold(key)):
             raise _Reject(
                 Code.EXTRACTOR_CLAIMED_VERIFIED,
                 f"field {key!r} is not the extractor's to set",
@@ -215,7 +218,7 @@ def _check_certification(raw: Mapping[str, Any], quote: str) -> None:
             raise _Reject(Code.EXTRACTOR_CLAIMED_VERIFIED, "extractor asserted verification", path)
         if isinstance(value, str):
             for m in _CERTIFY_VALUE.finditer(_words(value)):
-                if m.group(1).lower() not in quoted:
+                if m.group(1) not in quoted:
                     raise _Reject(
                         Code.EXTRACTOR_CLAIMED_VERIFIED,
                         f"{m.group(1)!r}: the extractor proposes, it never certifies",
@@ -233,6 +236,35 @@ def _walk(
     elif isinstance(value, list):
         for i, v in enumerate(value):
             yield from _walk(v, f"{path}[{i}]", None)
+
+
+# --- Rule 8: secrets ------------------------------------------------------------------------
+
+
+def check_no_secret(raw: Mapping[str, Any]) -> None:
+    """Reject a candidate any string of which holds a password, key, token, card or account
+    number (:func:`~extractor.content.find_secrets`); its rejection keeps a redacted copy."""
+    for path, _, value in _walk(raw):
+        if isinstance(value, str) and value:
+            secrets = find_secrets(value)
+            if secrets:
+                kinds = ", ".join(sorted({s.kind for s in secrets}))
+                raise _Reject(
+                    Code.SECRET_IN_CANDIDATE,
+                    f"holds a secret ({kinds}): a credential is not a memory; kept here redacted",
+                    path,
+                )
+
+
+def redacted(value: Any) -> Any:
+    """``value`` with every secret in every string (keys included) redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {redacted(k) if isinstance(k, str) else k: redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v) for v in value]
+    return value
 
 
 # --- Rule 6: schema and vocabularies --------------------------------------------------------
@@ -567,7 +599,7 @@ def validate_extraction(
                     code=r.code,
                     field=r.field,
                     message=r.message,
-                    raw=item,
+                    raw=item if r.code is Code.CANDIDATE_LIMIT_EXCEEDED else redacted(item),
                 )
             )
             continue
@@ -604,6 +636,7 @@ def _check_one(
     item: Any, conversation: Conversation, opts: ValidationOptions
 ) -> tuple[CandidateUnit, Message, SpanCorrection | None]:
     if isinstance(item, Mapping):
+        check_no_secret(item)
         span = item.get("span")
         quote = span.get("quote", "") if isinstance(span, Mapping) else ""
         check_no_certification(item, quote if isinstance(quote, str) else "")

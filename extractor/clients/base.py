@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from ..content import redact
 from ..conversation import Conversation
 from ..hashing import writable
 from ..prompts import Prompt
@@ -61,8 +62,9 @@ class AttemptRecord(BaseModel):
     @field_validator("error", "raw_output")
     @classmethod
     def _writable(cls, value: str | None) -> str | None:
-        """The model's text may hold lone surrogates; keep it writable (see :func:`writable`)."""
-        result: str | None = writable(value)
+        """The model's text may hold lone surrogates; keep it writable (see :func:`writable`),
+        and never keep a secret it holds verbatim (:func:`~extractor.content.redact`)."""
+        result: str | None = writable(value if value is None else redact(value))
         return result
 
 

@@ -1,0 +1,147 @@
+"""Secrets in a candidate: passwords, API keys, tokens, card and account numbers.
+
+A memory store is the wrong place for a credential, and a candidate that holds one must not be
+persisted verbatim (:mod:`extractor.validation` rejects it with ``SECRET_IN_CANDIDATE`` and
+keeps only a redacted copy). Detection combines:
+
+* the token detectors of `detect-secrets <https://github.com/Yelp/detect-secrets>`_ (AWS,
+  GitHub, GitLab, Slack, Stripe, OpenAI, JWT, private keys, basic-auth URLs, ... and its
+  ``password = "..."`` keyword detector), without its entropy detectors, which flag ordinary
+  words in prose;
+* what people write in a chat: "my password is hunter2", "PIN: 4821", "api key sk-...";
+* payment card numbers that pass the Luhn check and IBANs that pass their checksum
+  (`python-stdnum <https://arthurdejong.org/python-stdnum/>`_), and bank account or social
+  security numbers named as such.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.plugins.base import BasePlugin
+from stdnum import iban, luhn
+
+#: detect-secrets plugins left out: entropy detectors flag ordinary words in prose, and a
+#: public IP address is not a credential.
+_SKIPPED_PLUGINS = frozenset(
+    {"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"}
+)
+
+_SECRET_WORD = (
+    r"pass(?:word|wd|code|phrase)|pin(?: code| number)?|api[ _-]?key|secret[ _-]?key|"
+    r"client[ _-]?secret|access[ _-]?key|(?:access|auth|bearer|api|session|refresh)[ _-]?token|"
+    r"private[ _-]?key|security[ _-]?code|cvv|cvc|2fa code|otp|one[ -]time code"
+)
+#: "<secret word> is|was|:|= <value>": the value is the next token, quoted or not.
+_SAID = re.compile(
+    rf"\b({_SECRET_WORD})\b(?:\s+(?:is|was|would be|will be|are|=|:)|\s*[:=])\s*"
+    r"[\"'`‘“]?(?P<value>[^\s\"'`’”]{3,})",
+    re.IGNORECASE,
+)
+_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+_ACCOUNT = re.compile(
+    r"\b(?:(?:bank |checking |savings )?account|routing|sort code|iban|ssn|"
+    r"social security)(?: number| no\.?| #)?\s*(?:is|was|:|#)?\s*(?P<value>\d[\d -]{4,}\d)",
+    re.IGNORECASE,
+)
+_SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
+_TOKEN = re.compile(r"\S+")
+#: Values after a secret word that are plainly not a secret ("my password is too long").
+_NOT_A_VALUE = re.compile(
+    r"(?i)(?:the|a|an|my|your|not|too|very|so|still|also|just|really|same|different|new|old|"
+    r"weak|strong|long|short|secure|safe|wrong|correct|right|changed|expired|reset|required|"
+    r"needed|missing|invalid|valid|incorrect|stored|saved|written|here|there|below|above|"
+    r"something|nothing|easy|hard|simple|complicated|\W+)[.,;!?]*"
+)
+
+
+@dataclass(frozen=True)
+class Secret:
+    """One secret found: what kind, and where (offsets into the text searched)."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@cache
+def _plugins() -> tuple[BasePlugin, ...]:
+    mapping: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
+    classes = sorted(mapping.values(), key=lambda c: c.__name__)
+    return tuple(c() for c in classes if c.__name__ not in _SKIPPED_PLUGINS)
+
+
+def find_secrets(text: str) -> list[Secret]:
+    """Every secret in ``text``, in order of position, without overlaps."""
+    found = [*_library_secrets(text), *_said_secrets(text), *_numbers(text)]
+    found.sort(key=lambda s: (s.start, -s.end))
+    kept: list[Secret] = []
+    for secret in found:
+        if not kept or secret.start >= kept[-1].end:
+            kept.append(secret)
+        elif secret.end > kept[-1].end:
+            last = kept[-1]
+            kept[-1] = Secret(last.kind, last.start, secret.end)
+    return kept
+
+
+def _library_secrets(text: str) -> list[Secret]:
+    found = []
+    for plugin in _plugins():
+        for value in plugin.analyze_string(text):
+            at = text.find(value)
+            if at < 0 or not value.strip():
+                continue
+            token = _token_around(text, at, at + len(value))
+            found.append(Secret(str(plugin.secret_type), *token))
+    return found
+
+
+def _token_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """Widen a match to the whole token it is part of (a detector may match only a prefix)."""
+    for m in _TOKEN.finditer(text):
+        if m.start() <= start < m.end():
+            return m.start(), max(end, m.end())
+    return start, end
+
+
+def _said_secrets(text: str) -> list[Secret]:
+    found = []
+    for m in _SAID.finditer(text):
+        value = m.group("value")
+        if _NOT_A_VALUE.fullmatch(value):
+            continue
+        end = m.end("value") - len(value) + len(value.rstrip(".,;!?)"))
+        found.append(Secret(m.group(1).lower(), m.start("value"), end))
+    return found
+
+
+def _numbers(text: str) -> list[Secret]:
+    found = []
+    for m in _CARD.finditer(text):
+        if luhn.is_valid(re.sub(r"\D", "", m.group())):
+            found.append(Secret("card number", m.start(), m.end()))
+    for m in _IBAN.finditer(text):
+        if iban.is_valid(m.group()):
+            found.append(Secret("IBAN", m.start(), m.end()))
+    for m in _ACCOUNT.finditer(text):
+        found.append(Secret("account number", m.start("value"), m.end("value")))
+    for m in _SSN.finditer(text):
+        found.append(Secret("social security number", m.start(), m.end()))
+    return found
+
+
+def redact(text: str, secrets: list[Secret] | None = None) -> str:
+    """``text`` with every secret replaced by ``[REDACTED <kind>]``."""
+    secrets = find_secrets(text) if secrets is None else secrets
+    for secret in sorted(secrets, key=lambda s: s.start, reverse=True):
+        text = f"{text[: secret.start]}[REDACTED {secret.kind}]{text[secret.end :]}"
+    return text
+
+
+__all__ = ["Secret", "find_secrets", "redact"]

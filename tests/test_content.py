@@ -1,0 +1,122 @@
+"""The content checks' building blocks: folded text, certification in any script, secrets."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from extractor.content import find_secrets, fold, redact
+from extractor.conversation import conversation_from_data
+from extractor.validation import validate_extraction
+
+CONV = conversation_from_data(
+    {"id": "c", "messages": [{"role": "user", "content": "My manager is Alice."}]}
+)
+#: Look-alikes of Latin letters from other scripts, and invisible characters.
+LOOKALIKES = {"e": "е", "a": "а", "o": "ο", "i": "і", "c": "с", "p": "р"}
+INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff"]
+
+
+def event(content: str, **fields: object) -> dict[str, object]:
+    unit = {
+        "id": "c1",
+        "span": {"message_id": "m0", "quote": "My manager is Alice.", "start": 0, "end": 20},
+        "kind": "OBSERVATION", "memory_type": "ASSERTION_EVENT", "origin": "USER",
+        "content": content,
+    }  # fmt: skip
+    unit.update(fields)
+    return unit
+
+
+def codes(content: str, **fields: object) -> list[str]:
+    report = validate_extraction({"candidates": [event(content, **fields)]}, CONV)
+    return [r.code.value for r in report.rejections]
+
+
+def test_fold_undoes_compatibility_forms_invisible_characters_and_confusables() -> None:
+    for written in [
+        "VЕRIFIED",
+        "veri\u200bfied",
+        "𝐯𝐞𝐫𝐢𝐟𝐢𝐞𝐝",
+        "ＶＥＲＩＦＩＥＤ",
+        "vérified",
+        "νerified",
+    ]:
+        assert fold(written) == "verified", written
+    assert fold("Café in Zürich") == "cafe in zurich"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    word=st.sampled_from(["verified", "certified", "validated", "authenticated", "ground truth"]),
+    swaps=st.lists(st.integers(0, 30), max_size=4),
+    hidden=st.lists(st.tuples(st.integers(0, 30), st.sampled_from(INVISIBLE)), max_size=3),
+    upper=st.booleans(),
+)
+def test_a_certification_word_in_any_disguise_is_rejected(
+    word: str, swaps: list[int], hidden: list[tuple[int, str]], upper: bool
+) -> None:
+    letters = list(word.upper() if upper else word)
+    for i in swaps:
+        j = i % len(letters)
+        letters[j] = LOOKALIKES.get(letters[j].lower(), letters[j])
+    for i, char in hidden:
+        letters.insert(i % (len(letters) + 1), char)
+    disguised = "".join(letters)
+    assert codes(f"User stated: My manager is Alice ({disguised}).") == [
+        "EXTRACTOR_CLAIMED_VERIFIED"
+    ]
+
+
+def test_certification_synonyms_in_content_and_entity_types_are_rejected() -> None:
+    assert codes("Validated and authenticated: the manager is Alice.") == [
+        "EXTRACTOR_CLAIMED_VERIFIED"
+    ]
+    assert codes("It is an established fact: my manager is Alice.") == [
+        "EXTRACTOR_CLAIMED_VERIFIED"
+    ]
+    typed = {"entities": [{"name": "Alice", "type": "ESTABLISHED_FACT"}]}
+    assert codes("User stated: My manager is Alice.", **typed) == ["EXTRACTOR_CLAIMED_VERIFIED"]
+    assert codes("User stated: My manager is Alice.") == []
+
+
+def test_secrets_are_found_in_chat_wording_and_library_formats() -> None:
+    secret = {
+        "I think my password is hunter2.": "hunter2",
+        "my pin is 4821": "4821",
+        "api key: sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD": "sk-proj-",
+        "AKIAIOSFODNN7EXAMPLE is the key": "AKIAIOSFODNN7EXAMPLE",
+        "token ghp_abcdefghijklmnopqrstuvwxyz0123456789": "ghp_",
+        "card 4111 1111 1111 1111 exp 09/29": "4111",
+        "transfers from bank account 12345678": "12345678",
+        "IBAN DE89 3704 0044 0532 0130 00": "3704",
+    }
+    for text, value in secret.items():
+        assert find_secrets(text), text
+        assert value not in redact(text) and "[REDACTED " in redact(text), text
+
+
+def test_ordinary_text_holds_no_secret() -> None:
+    for text in [
+        "I live in Berlin and I was born in 1985.",
+        "my password is too long",
+        "The secret to good bread is patience.",
+        "I ran 5000 meters in 2019 and have 2 kids.",
+        "Call me at 555-123-4567.",
+        "The card game had 4 players.",
+    ]:
+        assert find_secrets(text) == [], text
+
+
+def test_a_candidate_with_a_secret_is_rejected_and_kept_only_redacted() -> None:
+    conv = conversation_from_data(
+        {"id": "c", "messages": [{"role": "user", "content": "I think my password is hunter2."}]}
+    )
+    unit = event("User stated: I think my password is hunter2.")
+    unit["span"] = {"message_id": "m0", "quote": "I think my password is hunter2.", "start": 0,
+                    "end": 31}  # fmt: skip
+    report = validate_extraction({"candidates": [unit]}, conv)
+    assert [r.code.value for r in report.rejections] == ["SECRET_IN_CANDIDATE"]
+    assert "hunter2" not in json.dumps(report.model_dump(mode="json"))
