@@ -80,6 +80,7 @@ class BatchConfig:
     stream (1 <= k <= n): n processes given the same inputs and k = 1..n split the batch between
     them, each with its own ``out``, for more than one core. ``owner`` (tenant and subject)
     wins over each conversation's ``metadata.tenant`` / ``metadata.user_id`` when set.
+    ``input_format`` is the format of every input (:mod:`extractor.formats`; ``auto`` detects).
     """
 
     out: Path | None = None
@@ -90,6 +91,7 @@ class BatchConfig:
     fsync: bool = False
     shard: tuple[int, int] | None = None
     owner: Owner = field(default_factory=Owner)
+    input_format: str = "auto"
 
     def __post_init__(self) -> None:
         if self.shard is not None:
@@ -465,7 +467,10 @@ async def arun_batch(
     run = _Run(extractor, config, out, failures, done, observers)
     status = "failed"
     try:
-        await run.consume(_shard(iter_inputs(paths, limits=config.limits, stdin=stdin), config))
+        items = iter_inputs(
+            paths, limits=config.limits, stdin=stdin, input_format=config.input_format
+        )
+        await run.consume(_shard(items, config))
         status = "completed"
     except (KeyboardInterrupt, asyncio.CancelledError):
         status = "interrupted"
@@ -499,6 +504,7 @@ def _settings(config: BatchConfig, extractor: Extractor) -> dict[str, Any]:
         "timeout": extractor.timeout,
         "as_of": extractor.as_of.isoformat() if extractor.as_of is not None else None,
         "allow_system_sources": extractor.validation.allow_system_sources,
+        "input_format": config.input_format,
         "tenant": config.owner.tenant,
         "subject": config.owner.subject,
     }

@@ -41,6 +41,8 @@ from pydantic import (
 )
 
 from .errors import InputError, InputLocation, LimitExceeded
+from .formats import AUTO, UnknownFormat, is_conversation_list, to_native
+from .formats.openai_chat import ROLE_ALIASES
 from .hashing import canonical_json, content_hash
 from .vocab import Commitment, Role
 
@@ -49,6 +51,7 @@ DEFAULT_MAX_MESSAGES = 5_000
 DEFAULT_MAX_CANDIDATES = 200
 
 INPUT_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
+UTF8_BOM = b"\xef\xbb\xbf"
 
 #: ISO 8601 date or date-time as accepted for message timestamps (a bare number is not).
 ISO_TIMESTAMP_PATTERN = (
@@ -105,8 +108,9 @@ class Message(BaseModel):
         WithJsonSchema(
             {
                 "type": "string",
-                "enum": [*(r.value for r in Role), "developer"],
-                "description": "OpenAI chat role; 'developer' is read as 'system'.",
+                "enum": [*(r.value for r in Role), "developer", *ROLE_ALIASES],
+                "description": "OpenAI chat role; 'developer' is read as 'system', 'human' as "
+                "'user', 'ai' / 'bot' / 'model' as 'assistant', 'function' as 'tool'.",
             }
         ),
     ]
@@ -118,8 +122,14 @@ class Message(BaseModel):
         datetime | None,
         WithJsonSchema(
             {
-                "anyOf": [{"type": "string", "pattern": ISO_TIMESTAMP_PATTERN}, {"type": "null"}],
-                "description": "ISO 8601 date or date-time of the message.",
+                "anyOf": [
+                    {"type": "string", "pattern": ISO_TIMESTAMP_PATTERN},
+                    {"type": "number"},
+                    {"type": "null"},
+                ],
+                "description": "ISO 8601 date or date-time of the message (without a zone: "
+                "the conversation's wall-clock time, compared as UTC), or Unix epoch seconds "
+                "or milliseconds (>= 1e11).",
             }
         ),
     ] = None
@@ -253,9 +263,14 @@ def derive_conversation_id(messages: Any) -> str:
 
 
 def conversation_from_data(
-    data: Any, *, location: InputLocation | None = None, limits: Limits | None = None
+    data: Any,
+    *,
+    location: InputLocation | None = None,
+    limits: Limits | None = None,
+    input_format: str = AUTO,
 ) -> Conversation:
-    """Build a :class:`Conversation` from parsed JSON (object or bare message list).
+    """Build a :class:`Conversation` from parsed JSON: one conversation in ``input_format``
+    (:mod:`extractor.formats`; ``auto`` recognizes each), e.g. an object or a bare message list.
 
     Missing message ids become ``m<index>`` (0-based position), so they are stable across runs.
     Raises :class:`InputError` naming the location, conversation id and field.
@@ -263,6 +278,10 @@ def conversation_from_data(
     location = location or InputLocation()
     limits = limits or Limits()
     _require_encodable(data, location)
+    try:
+        data = to_native(data, input_format)
+    except UnknownFormat as exc:
+        raise InputError(str(exc), location) from None
     if isinstance(data, list):
         data = {"messages": data}
     if not isinstance(data, dict):
@@ -379,28 +398,36 @@ def _with_message_ids(conv: Conversation, where: InputLocation, limits: Limits) 
 
 
 def iter_inputs(
-    paths: Iterable[str | Path], *, limits: Limits | None = None, stdin: IO[bytes] | None = None
+    paths: Iterable[str | Path],
+    *,
+    limits: Limits | None = None,
+    stdin: IO[bytes] | None = None,
+    input_format: str = AUTO,
 ) -> Iterator[Conversation | InputError]:
     """Yield every conversation in ``paths`` (files, directories, or ``-`` for stdin).
 
     Errors are yielded, not raised, so one bad line never stops the others from loading.
     Directories are walked recursively in sorted order for ``.json``/``.jsonl`` (``.gz`` too).
+    ``input_format`` is the format of every conversation (:mod:`extractor.formats`).
     """
+    fmt = input_format
     for path in paths:
         if str(path) == "-":
             stream = stdin if stdin is not None else sys.stdin.buffer
-            yield from iter_stream(stream, source="<stdin>", limits=limits)
+            yield from iter_stream(stream, source="<stdin>", limits=limits, input_format=fmt)
             continue
         p = Path(path)
         if p.is_dir():
             for child in sorted(p.rglob("*")):
                 if child.is_file() and child.name.endswith(INPUT_SUFFIXES):
-                    yield from iter_file(child, limits=limits)
+                    yield from iter_file(child, limits=limits, input_format=fmt)
         else:
-            yield from iter_file(p, limits=limits)
+            yield from iter_file(p, limits=limits, input_format=fmt)
 
 
-def iter_file(path: Path, *, limits: Limits | None = None) -> Iterator[Conversation | InputError]:
+def iter_file(
+    path: Path, *, limits: Limits | None = None, input_format: str = AUTO
+) -> Iterator[Conversation | InputError]:
     source = str(path)
     try:
         raw: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below
@@ -416,7 +443,9 @@ def iter_file(path: Path, *, limits: Limits | None = None) -> Iterator[Conversat
         mode: Literal["json", "jsonl"] | None = (
             "jsonl" if name.endswith(".jsonl") else "json" if name.endswith(".json") else None
         )
-        yield from iter_stream(stream, source=source, limits=limits, mode=mode)
+        yield from iter_stream(
+            stream, source=source, limits=limits, mode=mode, input_format=input_format
+        )
 
 
 def iter_stream(
@@ -425,9 +454,11 @@ def iter_stream(
     source: str,
     limits: Limits | None = None,
     mode: Literal["json", "jsonl"] | None = None,
+    input_format: str = AUTO,
 ) -> Iterator[Conversation | InputError]:
     """Read conversations from a byte stream. ``mode=None`` sniffs: a stream whose first
-    non-blank line is a complete JSON value is JSONL; otherwise it is one JSON document."""
+    non-blank line is a complete JSON value is JSONL; otherwise it is one JSON document. A UTF-8
+    byte order mark at the start is ignored."""
     try:
         if mode is None:
             first = b""
@@ -435,14 +466,14 @@ def iter_stream(
                 if first.strip():
                     break
             rest = stream
-            mode = "jsonl" if _is_json(first) else "json"
+            mode = "jsonl" if _is_json(first.removeprefix(UTF8_BOM)) else "json"
             lines: Iterable[bytes] = _chain(first, rest)
         else:
             lines = stream
         if mode == "jsonl":
-            yield from _iter_jsonl(lines, source, limits)
+            yield from _iter_jsonl(lines, source, limits, input_format)
         else:
-            yield from _iter_json_document(b"".join(lines), source, limits)
+            yield from _iter_json_document(b"".join(lines), source, limits, input_format)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         yield InputError(f"cannot read: {exc}", InputLocation(source))
 
@@ -462,7 +493,7 @@ def _is_json(line: bytes) -> bool:
 
 def _decode(raw: bytes, location: InputLocation) -> Any:
     try:
-        text = raw.decode("utf-8")
+        text = raw.removeprefix(UTF8_BOM).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 at byte {exc.start}", location) from None
     try:
@@ -474,7 +505,7 @@ def _decode(raw: bytes, location: InputLocation) -> Any:
 
 
 def _iter_jsonl(
-    lines: Iterable[bytes], source: str, limits: Limits | None
+    lines: Iterable[bytes], source: str, limits: Limits | None, input_format: str
 ) -> Iterator[Conversation | InputError]:
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -482,31 +513,27 @@ def _iter_jsonl(
         location = InputLocation(source, number)
         try:
             data = _decode(raw, location)
-            yield conversation_from_data(data, location=location, limits=limits)
+            yield conversation_from_data(
+                data, location=location, limits=limits, input_format=input_format
+            )
         except InputError as exc:
             yield exc
 
 
 def _iter_json_document(
-    raw: bytes, source: str, limits: Limits | None
+    raw: bytes, source: str, limits: Limits | None, input_format: str
 ) -> Iterator[Conversation | InputError]:
     try:
         data = _decode(raw, InputLocation(source))
     except InputError as exc:
         yield exc
         return
-    items = data if _is_conversation_list(data) else [data]
+    items = data if is_conversation_list(data, input_format) else [data]
     for index, item in enumerate(items):
         loc = InputLocation(source, None, None, f"[{index}]" if len(items) > 1 else None)
         try:
-            yield conversation_from_data(item, location=loc, limits=limits)
+            yield conversation_from_data(
+                item, location=loc, limits=limits, input_format=input_format
+            )
         except InputError as exc:
             yield exc
-
-
-def _is_conversation_list(data: Any) -> bool:
-    return (
-        isinstance(data, list)
-        and bool(data)
-        and all(isinstance(item, dict) and "messages" in item for item in data)
-    )

@@ -53,6 +53,6 @@ def test_unreadable_inputs_exit_2_naming_the_file(tmp_path: Path):
     result = CliRunner().invoke(cli, ["validate", str(conv), str(bad)])
     assert result.exit_code == 2 and "ext.json" in result.output and "not JSON" in result.output
     broken = tmp_path / "broken.json"
-    broken.write_text('{"id": "x", "messages": [{"role": "bot", "content": "x"}]}')
+    broken.write_text('{"id": "x", "messages": [{"role": "narrator", "content": "x"}]}')
     result = CliRunner().invoke(cli, ["validate", str(broken), str(bad)])
-    assert result.exit_code == 2 and "unknown role 'bot'" in result.output
+    assert result.exit_code == 2 and "unknown role 'narrator'" in result.output

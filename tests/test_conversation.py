@@ -130,7 +130,7 @@ def test_jsonl_bad_lines_name_file_line_and_conversation_and_others_still_load()
         [
             json.dumps({"id": "ok-1", "messages": [{"role": "user", "content": "hi"}]}),
             "{not json",
-            json.dumps({"id": "bad-role", "messages": [{"role": "bot", "content": "x"}]}),
+            json.dumps({"id": "bad-role", "messages": [{"role": "narrator", "content": "x"}]}),
             json.dumps({"id": "empty", "messages": []}),
             json.dumps({"id": "bad-type", "messages": [{"role": "user", "content": 42}]}),
             json.dumps({"id": "ok-2", "messages": [{"role": "user", "content": "bye"}]}),
@@ -141,7 +141,7 @@ def test_jsonl_bad_lines_name_file_line_and_conversation_and_others_still_load()
     errors = [str(i) for i in items if isinstance(i, InputError)]
     assert errors[0].startswith("archive.jsonl:2: not valid JSON")
     assert (
-        "archive.jsonl:3, conversation 'bad-role', field messages[0].role: unknown role 'bot'"
+        "archive.jsonl:3, conversation 'bad-role', field messages[0].role: unknown role 'narrator'"
         in errors[1]
     )
     assert (

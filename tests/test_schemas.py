@@ -129,7 +129,7 @@ CONVERSATION: dict[str, Any] = {
 def test_conversation_schema_accepts_exactly_what_the_loader_accepts(doc):
     by_schema = Draft202012Validator(schema_for("conversation")).is_valid(doc)
     try:
-        conversation_from_data(json.loads(json.dumps(doc)))
+        conversation_from_data(json.loads(json.dumps(doc)), input_format="openai")
         by_loader = True
     except InputError:
         by_loader = False

@@ -13,6 +13,7 @@ import click
 from ..batch import DEFAULT_CONCURRENCY, BatchConfig, BatchObserver, estimate_total, run_batch
 from ..conversation import Owner
 from ..errors import ExtractorError
+from ..formats import AUTO, FORMAT_NAMES
 from ..heap import tune_collector
 from ..summary import ProgressBar, RunSummary, render_summary, show_progress
 from ._common import UnusableInput, build_extractor, extractor_options
@@ -72,6 +73,15 @@ def _check_inputs(inputs: tuple[str, ...]) -> None:
     "each with its own --out).",
 )
 @click.option(
+    "--format",
+    "input_format",
+    type=click.Choice(FORMAT_NAMES),
+    default=AUTO,
+    show_default=True,
+    help="Input format: OpenAI chat, ChatGPT or Claude export, LangChain messages, OpenAI "
+    "Responses items; auto recognizes each conversation.",
+)
+@click.option(
     "--tenant",
     help="Tenant of every conversation, over its metadata.tenant (results, failures, ledger).",
 )
@@ -127,7 +137,7 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
     config = BatchConfig(
         out=o["out"], failures=o["failures"], concurrency=o["concurrency"], limits=extractor.limits,
         retry_failed=o["retry_failed"], fsync=o["fsync"], shard=o["shard"],
-        owner=Owner(o["tenant"], o["subject"]),
+        owner=Owner(o["tenant"], o["subject"]), input_format=o["input_format"],
     )  # fmt: skip
     try:
         progress = _progress(inputs, o["quiet"], o["shard"])
