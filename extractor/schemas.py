@@ -61,6 +61,12 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "store-event": lambda: _store_models().MemoryEvent,
     "store-ingest-report": lambda: _store_models().IngestReport,
     "store-rebuild-report": lambda: _store_models().RebuildReport,
+    "store-derived-claim": lambda: _store_derivation().DerivedClaim,
+    "store-derive-report": lambda: _store_models().DeriveReport,
+    "store-revocation-report": lambda: _store_models().RevocationReport,
+    "store-corroboration": lambda: _store_models().Corroboration,
+    "store-verify-report": lambda: _store_models().VerifyReport,
+    "store-lineage": lambda: _store_models().Lineage,
 }
 
 
@@ -68,6 +74,12 @@ def _store_models() -> Any:
     from .store import models
 
     return models
+
+
+def _store_derivation() -> Any:
+    from .store import derivation
+
+    return derivation
 
 
 def schema_for(name: str) -> dict[str, Any]:

@@ -29,11 +29,14 @@ class Clock:
 
 
 def result(
-    cid: str, *messages: tuple[str, str] | tuple[str, str, str], **meta: Any
+    cid: str, *messages: tuple[str, ...] | dict[str, Any], **meta: Any
 ) -> ConversationResult:
-    """A result for conversation ``cid``: messages are (role, text[, timestamp])."""
+    """A result for conversation ``cid``: messages are (role, text[, timestamp]) or dicts."""
     body = []
     for m in messages:
+        if isinstance(m, dict):
+            body.append(m)
+            continue
         msg: dict[str, Any] = {"role": m[0], "content": m[1]}
         if len(m) > 2:
             msg["timestamp"] = m[2]

@@ -96,7 +96,11 @@ def test_rebuild_reproduces_the_state_hash_byte_for_byte(tmp_path: Path):
 
 def test_a_blank_file_gets_exactly_the_named_migrations_and_tables(tmp_path: Path):
     with MemoryStore(tmp_path / "m.db") as store:
-        assert store.migrations == migration_names() == ["s001_memory_store", "s002_read_audit"]
+        assert (
+            store.migrations
+            == migration_names()
+            == ["s001_memory_store", "s002_read_audit", "s003_source_derivation"]
+        )
     db = sqlite3.connect(tmp_path / "m.db")
     names = {
         r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")

@@ -18,21 +18,46 @@ documented column by column in ``docs/store.md``. All SQL is behind
 from __future__ import annotations
 
 from .backend import Backend, SQLiteBackend
+from .derivation import DerivationRejection, DerivedClaim
 from .migrations import MIGRATIONS, PROJECTION_TABLES, migration_names
-from .models import ClaimVersion, IngestReport, MemoryEvent, RebuildReport, StoredClaim
+from .models import (
+    AffectedClaim,
+    ClaimVersion,
+    Corroboration,
+    DeriveReport,
+    Exposure,
+    IngestReport,
+    Lineage,
+    LineageEdge,
+    MemoryEvent,
+    RebuildReport,
+    RevocationReport,
+    StoredClaim,
+    VerifyReport,
+)
 from .store import DEFAULT_TENANT, MemoryStore
 
 __all__ = [
     "DEFAULT_TENANT",
     "MIGRATIONS",
     "PROJECTION_TABLES",
+    "AffectedClaim",
     "Backend",
     "ClaimVersion",
+    "Corroboration",
+    "DerivationRejection",
+    "DeriveReport",
+    "DerivedClaim",
+    "Exposure",
     "IngestReport",
+    "Lineage",
+    "LineageEdge",
     "MemoryEvent",
     "MemoryStore",
     "RebuildReport",
+    "RevocationReport",
     "SQLiteBackend",
     "StoredClaim",
+    "VerifyReport",
     "migration_names",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .backend import Row
-from .projection import Cause, Projector, dumps, uses_json
+from .projection import Cause, Outcome, Projector, dumps, uses_json
 
 Payload = Mapping[str, Any]
 
@@ -74,7 +74,7 @@ def _claim_row(m: Payload, tenant: str, subject: str | None, cause: Cause) -> Ro
     }
 
 
-def apply_ingest(p: Projector, payload: Payload, cause: Cause) -> list[str]:
+def apply_ingest(p: Projector, payload: Payload, cause: Cause) -> Outcome:
     """Memories, claims, message sources, evidence, justifications and derivation edges."""
     tenant, subject = payload["tenant"], payload["subject"]
     memories: list[Row] = []
@@ -109,7 +109,8 @@ def apply_ingest(p: Projector, payload: Payload, cause: Cause) -> list[str]:
         source = message_source(payload["conversation_hash"], m["message_id"])
         sources.append(
             {"source_id": source, "tenant": tenant, "kind": "MESSAGE", "uri": None,
-             "published_at": m["observed_at"], "status": "ACTIVE", "cause_seq": cause.seq}
+             "published_at": m["observed_at"], "status": "ACTIVE", "cause_seq": cause.seq,
+             "derived_from": "[]"}
         )  # fmt: skip
         evidence.append(
             {"evidence_id": f"{cid}#e1", "claim_id": cid, "source_id": source,
@@ -138,13 +139,168 @@ def apply_ingest(p: Projector, payload: Payload, cause: Cause) -> list[str]:
     p.db.insert("justifications", justs)
     p.db.insert("justification_antecedents", antecedents)
     p.db.insert("derivations", derivations)
-    new_claims = [c["claim_id"] for c in claims]
-    p.recompute(new_claims, cause)
-    return new_claims
+    return p.recompute([c["claim_id"] for c in claims], cause)
+
+
+def _derived_claim_row(c: Payload, payload: Payload, cause: Cause) -> Row:
+    d = c["decision"]
+    return {
+        "claim_id": c["claim_id"], "memory_id": payload["memory_id"], "ordinal": c["ordinal"],
+        "tenant": payload["tenant"], "subject": payload["subject"], "content": c["content"],
+        "content_hash": c["content_hash"], "quote": None, "evidence_ref": None,
+        "hedges": json.dumps(c["hedges"]), "observed_at": None, "recorded_at": cause.at,
+        "key_subject": None, "key_relation": None, "key_object": None, "key_scope": None,
+        "normalizer_version": None, "base_lifecycle": d["lifecycle_state"],
+        "base_verification": c["verification_state"],
+        "base_allowed": uses_json(d["allowed_uses"]),
+        "base_forbidden": uses_json(d["forbidden_uses"]),
+        "base_flags": json.dumps(sorted(d["flags"])), "rules_fired": json.dumps(d["rules_fired"]),
+        "policy_id": d["policy_id"], "policy_version": d["policy_version"],
+        "decision_input_hash": d["input_hash"], "stated_valid_from": c["valid_from"],
+        "stated_valid_to": c["valid_to"], "revoked": 0, "revoked_reason": None,
+        "support_level": None, "erased": 0,
+    }  # fmt: skip
+
+
+def apply_derive(p: Projector, payload: Payload, cause: Cause) -> Outcome:
+    """A derived memory: its claims, derivation edges and one DERIVATION justification each."""
+    p.db.insert("memories", [{
+        "memory_id": payload["memory_id"], "tenant": payload["tenant"],
+        "subject": payload["subject"], "conversation_id": None, "conversation_hash": None,
+        "memory_type": "DERIVED_SUMMARY", "kind": None, "origin_kind": "MEMORY_DERIVED",
+        "activity": payload["activity"], "produced_by": payload["produced_by"],
+        "created_seq": cause.seq, "erased": 0,
+    }])  # fmt: skip
+    p.db.insert("claims", [_derived_claim_row(c, payload, cause) for c in payload["claims"]])
+    edges: list[Row] = []
+    justs: list[Row] = []
+    antecedents: list[Row] = []
+    for c in payload["claims"]:
+        cid = c["claim_id"]
+        for parent in c["requires"]:
+            edges.append({"child_claim_id": cid, "parent_claim_id": parent,
+                          "relation": c["relation"], "required": 1, "carries_content": 1,
+                          "activity": payload["activity"], "cause_seq": cause.seq})  # fmt: skip
+        for parent in c["context"]:
+            if parent not in c["requires"]:
+                edges.append({"child_claim_id": cid, "parent_claim_id": parent,
+                              "relation": c["relation"], "required": 0, "carries_content": 0,
+                              "activity": payload["activity"], "cause_seq": cause.seq})  # fmt: skip
+        just = f"{cid}/derivation"
+        justs.append({"just_id": just, "claim_id": cid, "kind": "DERIVATION",
+                      "informant": payload["produced_by"], "cause_seq": cause.seq})  # fmt: skip
+        antecedents += [{"just_id": just, "antecedent_kind": "claim", "antecedent_id": a}
+                        for a in sorted(set(c["requires"]))]  # fmt: skip
+    p.db.insert("derivations", edges)
+    p.db.insert("justifications", justs)
+    p.db.insert("justification_antecedents", antecedents)
+    return p.recompute([c["claim_id"] for c in payload["claims"]], cause)
+
+
+def apply_support(p: Projector, payload: Payload, cause: Cause) -> Outcome:
+    """Another way a claim is held up: an AND of other claims (an OR beside its others)."""
+    just = payload["just_id"]
+    p.db.insert("justifications", [{"just_id": just, "claim_id": payload["claim_id"],
+                                    "kind": "SUPPORT", "informant": payload["informant"],
+                                    "cause_seq": cause.seq}])  # fmt: skip
+    p.db.insert("justification_antecedents", [
+        {"just_id": just, "antecedent_kind": "claim", "antecedent_id": a}
+        for a in sorted(set(payload["by"]))
+    ])  # fmt: skip
+    return p.recompute([payload["claim_id"]], cause)
+
+
+def _set_revoked(p: Projector, payload: Payload, cause: Cause, revoked: bool) -> Outcome:
+    for cid in payload["claims"]:
+        values = {"revoked": int(revoked), "revoked_reason": payload["reason"] if revoked else None}
+        p.db.update("claims", {"claim_id": cid}, values)
+    status = "REVOKED" if revoked else "ACTIVE"
+    for sid in payload["sources"]:
+        p.db.update("sources", {"source_id": sid}, {"status": status, "cause_seq": cause.seq})
+    return p.recompute([*payload["claims"], *payload["sources"]], cause, revalidate=True)
+
+
+def apply_revoke(p: Projector, payload: Payload, cause: Cause) -> Outcome:
+    """Targets OUT; every dependent NEEDS_REVALIDATION, then settled (seed §13)."""
+    return _set_revoked(p, payload, cause, True)
+
+
+def apply_restore(p: Projector, payload: Payload, cause: Cause) -> Outcome:
+    """A revocation withdrawn: targets back, dependents revalidated the same way."""
+    return _set_revoked(p, payload, cause, False)
+
+
+def apply_source(p: Projector, payload: Payload, cause: Cause) -> None:
+    """A primary source: a document, URL, press release, tool result."""
+    _ensure_sources(p, [{
+        "source_id": payload["source_id"], "tenant": payload["tenant"], "kind": payload["kind"],
+        "uri": payload["uri"], "published_at": payload["published_at"], "status": "ACTIVE",
+        "cause_seq": cause.seq, "derived_from": json.dumps(payload["derived_from"]),
+    }])  # fmt: skip
+
+
+def apply_link(p: Projector, payload: Payload, cause: Cause) -> None:
+    """A relation between sources; their families merge (union by smallest id)."""
+    a, b = payload["a"], payload["b"]
+    p.db.insert("source_links", [{"a": a, "b": b, "relation": payload["relation"],
+                                  "cause_seq": cause.seq}])  # fmt: skip
+    families = {r["family_id"] for r in p.db.select_in("source_families", "source_id", [a, b])}
+    members = p.db.select_in("source_families", "family_id", families)
+    family = min(r["source_id"] for r in members)
+    for r in members:
+        if r["family_id"] != family:
+            p.db.update("source_families", {"source_id": r["source_id"]}, {"family_id": family})
+
+
+def apply_evidence(p: Projector, payload: Payload, cause: Cause) -> Outcome:
+    """A span of a source that states a claim (a chunk): evidence, and one more way the claim
+    is held up (the source is its antecedent)."""
+    cid, n = payload["claim_id"], payload["evidence_id"]
+    p.db.insert("evidence", [{"evidence_id": n, "claim_id": cid, "source_id": payload["source_id"],
+                              "locator": payload["locator"], "quote": payload["quote"],
+                              "cause_seq": cause.seq}])  # fmt: skip
+    held_by_source(p, f"{n}/evidence", cid, "EVIDENCE", payload["informant"], payload, cause)
+    return p.recompute([cid], cause)
+
+
+def held_by_source(
+    p: Projector, just: str, cid: str, kind: str, informant: str, payload: Payload, cause: Cause
+) -> None:
+    """One justification of ``cid`` whose only antecedent is ``payload["source_id"]``."""
+    p.db.insert("justifications", [{"just_id": just, "claim_id": cid, "kind": kind,
+                                    "informant": informant, "cause_seq": cause.seq}])  # fmt: skip
+    p.db.insert("justification_antecedents", [{"just_id": just, "antecedent_kind": "source",
+                                               "antecedent_id": payload["source_id"]}])  # fmt: skip
+
+
+def apply_verify(p: Projector, payload: Payload, cause: Cause) -> Outcome:
+    """An independent verification and the admission decision it produced; the claim is held
+    by the verifying source through a VERIFICATION justification."""
+    cid, d = payload["claim_id"], payload["decision"]
+    vid = f"{cid}/verify/{cause.seq}"
+    p.db.insert("verifications", [{
+        "verification_id": vid, "claim_id": cid, "source_id": payload["source_id"],
+        "verifier": payload["verifier"], "lifecycle_state": d["lifecycle_state"],
+        "allowed_uses": uses_json(d["allowed_uses"]),
+        "forbidden_uses": uses_json(d["forbidden_uses"]), "flags": json.dumps(sorted(d["flags"])),
+        "rules_fired": json.dumps(d["rules_fired"]), "policy_id": d["policy_id"],
+        "policy_version": d["policy_version"], "decision_input_hash": d["input_hash"],
+        "cause_seq": cause.seq,
+    }])  # fmt: skip
+    held_by_source(p, vid, cid, "VERIFICATION", payload["verifier"], payload, cause)
+    return p.recompute([cid], cause)
 
 
 APPLIERS: dict[str, Callable[[Projector, Payload, Cause], Any]] = {
+    "SOURCE": apply_source,
+    "LINK": apply_link,
+    "EVIDENCE": apply_evidence,
+    "VERIFY": apply_verify,
     "INGEST": apply_ingest,
+    "DERIVE": apply_derive,
+    "SUPPORT": apply_support,
+    "REVOKE": apply_revoke,
+    "RESTORE": apply_restore,
 }
 
 

@@ -57,7 +57,7 @@ class Backend(Protocol):
 
     def current_in(self, claim_ids: Iterable[str]) -> dict[str, Row]: ...
 
-    def history(self, claim_ids: Iterable[str]) -> list[Row]: ...
+    def history(self, claim_ids: Iterable[str], *, view: bool = False) -> list[Row]: ...
 
     def write_versions(self, rows: Sequence[Mapping[str, Any]]) -> None: ...
 
@@ -257,13 +257,16 @@ class SQLiteBackend:
             out.update({r["claim_id"]: r for r in self.execute(sql, chunk)})
         return out
 
-    def history(self, claim_ids: Iterable[str]) -> list[Row]:
+    def history(self, claim_ids: Iterable[str], *, view: bool = False) -> list[Row]:
+        """Every version of the claims (``claim_versions`` rows; ``claim_history`` rows, with
+        the claim's content and identity, when ``view``)."""
+        source = "claim_history" if view else "claim_versions"
         items = list(dict.fromkeys(claim_ids))
         out: list[Row] = []
         for start in range(0, len(items), _IN_CHUNK):
             chunk = items[start : start + _IN_CHUNK]
             marks = ", ".join("?" for _ in chunk)
-            sql = f"SELECT * FROM claim_history WHERE claim_id IN ({marks})"
+            sql = f"SELECT * FROM {source} WHERE claim_id IN ({marks})"
             out += self.execute(sql, chunk)
         return sorted(out, key=lambda r: (r["claim_id"], r["version"]))
 
@@ -271,12 +274,20 @@ class SQLiteBackend:
         """Close each claim's current version at the new one's ``sys_from`` and insert it."""
         if not rows:
             return
+        first: dict[str, Mapping[str, Any]] = {}
+        ordered = [dict(r) for r in rows]
+        last: dict[str, dict[str, Any]] = {}
+        for r in ordered:
+            first.setdefault(r["claim_id"], r)
+            if r["claim_id"] in last:
+                last[r["claim_id"]]["sys_to"] = r["sys_from"]
+            last[r["claim_id"]] = r
         with self._lock, self._errors("write"):
             self._db.executemany(
                 "UPDATE claim_versions SET sys_to = ? WHERE claim_id = ? AND sys_to IS NULL",
-                [(r["sys_from"], r["claim_id"]) for r in rows],
+                [(r["sys_from"], cid) for cid, r in first.items()],
             )
-        self.insert("claim_versions", rows)
+        self.insert("claim_versions", ordered)
 
     # -- rebuild and hashing --------------------------------------------------------------------
 

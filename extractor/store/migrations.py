@@ -326,8 +326,14 @@ def s002_read_audit(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX idx_reads_tenant_at ON reads (tenant, at)")
 
 
+def s003_source_derivation(db: sqlite3.Connection) -> None:
+    """``sources.derived_from``: the claims a source was produced from (a report the system
+    wrote from memory), so it can never count as independent verification of them."""
+    db.execute("ALTER TABLE sources ADD COLUMN derived_from TEXT NOT NULL DEFAULT '[]'")
+
+
 #: Every migration, in order. Append only.
-MIGRATIONS: list[Migration] = [s001_memory_store, s002_read_audit]
+MIGRATIONS: list[Migration] = [s001_memory_store, s002_read_audit, s003_source_derivation]
 
 #: Tables rebuilt from ``memory_events`` (hashed by ``state_hash``, in this order).
 PROJECTION_TABLES: dict[str, tuple[str, ...]] = {

@@ -36,6 +36,11 @@ DerivationRelation = Literal[
     "DERIVED_FROM", "SUMMARIZED_FROM", "COPIED_FROM", "QUOTED_FROM", "PARAPHRASED_FROM"
 ]
 
+#: How two sources relate (seed §6; PROV-O wasQuotedFrom / hadPrimarySource).
+SourceRelation = Literal[
+    "COPIED_FROM", "SYNDICATED_FROM", "SHARES_PRIMARY_SOURCE_WITH", "SAME_CONTENT"
+]
+
 #: What a revocation was triggered by (seed §17, event-driven maintenance).
 RevocationTrigger = Literal[
     "SOURCE_REVOKED", "SOURCE_UPDATED", "USER_CORRECTION", "POLICY_CHANGE", "MANUAL"
@@ -144,3 +149,105 @@ class RebuildReport(_Record):
     state_hash_before: str
     state_hash_after: str
     identical: bool
+
+
+class DerivationRejectionRecord(_Record):
+    """A proposed derived claim the gate refused (``index`` into the proposed claims)."""
+
+    index: int
+    code: str
+    message: str
+
+
+class DeriveReport(_Record):
+    """What one :meth:`MemoryStore.derive` call stored, and what the gate refused."""
+
+    memory_id: str
+    event_seq: int | None = Field(description="The DERIVE event; None when nothing was stored.")
+    stored: list[StoredClaim] = Field(default_factory=list)
+    rejected: list[DerivationRejectionRecord] = Field(default_factory=list)
+
+
+class AffectedClaim(_Record):
+    """A claim a revocation (or restore) had to revalidate, and how it ended."""
+
+    claim_id: str
+    depth: int = Field(description="Propagation distance from the revoked target (1 = direct).")
+    lifecycle_before: LifecycleState
+    lifecycle_after: LifecycleState
+    allowed_before: list[Capability]
+    allowed_after: list[Capability]
+    support: list[str] = Field(description="Justifications that hold it now (empty when OUT).")
+
+
+class Exposure(_Record):
+    """A recorded read that consumed an affected claim before containment."""
+
+    read_id: str
+    at: str
+    caller: str
+    purpose: str
+    claim_id: str
+    stage: str
+
+
+class RevocationReport(_Record):
+    """The impact report of :meth:`MemoryStore.revoke` (seed §13, §17)."""
+
+    event_seq: int
+    targets: list[str] = Field(description="Claims and sources revoked (or restored).")
+    reason: str
+    trigger: str
+    affected: list[AffectedClaim] = Field(
+        description="Every dependent that went through NEEDS_REVALIDATION, by claim id."
+    )
+    restored: list[str] = Field(description="Dependents that ended IN (alternative support).")
+    quarantined: list[str]
+    revoked: list[str]
+    max_depth: int
+    exposures: list[Exposure] = Field(
+        description="Reads (stage ADMITTED or SERIALIZED) of a target or dependent recorded "
+        "before this event: consumers to correct, notify or compensate."
+    )
+
+
+class Corroboration(_Record):
+    """How many independent source families hold a claim up (seed §6, Exercise 3)."""
+
+    claim_ids: list[str]
+    chunks: int = Field(description="Evidence records (spans) from ACTIVE sources.")
+    sources: int = Field(description="Distinct ACTIVE sources (URLs, messages, documents).")
+    urls: int = Field(description="Distinct URIs among those sources.")
+    families: int = Field(description="Distinct source families: the corroboration count.")
+    family_ids: list[str]
+
+
+class VerifyReport(_Record):
+    """The outcome of :meth:`MemoryStore.verify`."""
+
+    claim_id: str
+    source_id: str
+    accepted: bool
+    reason: str
+    event_seq: int | None
+    claim: StoredClaim
+
+
+class LineageEdge(_Record):
+    """One edge of the derivation graph reached from a claim."""
+
+    child_claim_id: str
+    parent_claim_id: str
+    relation: str
+    required: bool
+    depth: int = Field(description="1 = a direct parent (or child) of the claim asked about.")
+
+
+class Lineage(_Record):
+    """The derivation graph around one claim: where it came from and what was made from it."""
+
+    claim_id: str
+    ancestors: list[LineageEdge]
+    descendants: list[LineageEdge]
+    roots: list[str] = Field(description="Ancestor claims that were extracted, not derived.")
+    sources: list[str] = Field(description="Sources its support rests on, transitively.")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..vocab import Capability, LifecycleState
@@ -42,6 +42,18 @@ def uses_json(uses: Iterable[Capability | str]) -> str:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass
+class Outcome:
+    """What a recompute did: the region (claim -> depth from the seeds, 0 for a seed), each
+    region claim's settled state and current support, and which claims changed."""
+
+    depth: dict[str, int]
+    states: dict[str, State]
+    support: dict[str, list[str]]
+    changed: set[str]
+    levels: Mapping[str, int | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -127,6 +139,23 @@ class Projector:
             out.setdefault(justs[r["just_id"]], []).append(r["claim_id"])
         return out
 
+    def ancestry(self, claim_ids: Iterable[str]) -> tuple[set[str], set[str]]:
+        """Every claim and source the given claims' justifications reach, transitively."""
+        claims: set[str] = set()
+        sources: set[str] = set()
+        frontier = list(dict.fromkeys(claim_ids))
+        while frontier:
+            found = self.justifications(frontier)
+            frontier = []
+            for js in found.values():
+                for j in js:
+                    sources.update(j.sources)
+                    for a in j.claims:
+                        if a not in claims:
+                            claims.add(a)
+                            frontier.append(a)
+        return claims, sources
+
     def justifications(self, claim_ids: Iterable[str]) -> dict[str, list[Justification]]:
         rows = self.db.select_in("justifications", "claim_id", claim_ids)
         ids = [r["just_id"] for r in rows]
@@ -150,20 +179,30 @@ class Projector:
 
     # -- recompute ------------------------------------------------------------------------------
 
-    def recompute(
-        self, seeds: Iterable[str], cause: Cause, *, revalidate: bool = False
-    ) -> dict[str, State]:
+    def recompute(self, seeds: Iterable[str], cause: Cause, *, revalidate: bool = False) -> Outcome:
         """Relabel and settle the forward closure of ``seeds`` (claim or source ids).
 
         With ``revalidate``, every claim of the region first gets a ``NEEDS_REVALIDATION``
-        version (the seed §13 step), then its settled one. Returns the new state of every claim
-        whose visible state changed.
+        version (the seed §13 step), then its settled one.
         """
         seed_list = list(dict.fromkeys(seeds))
         seed_claims = {r["claim_id"] for r in self.db.select_in("claims", "claim_id", seed_list)}
-        region = seed_claims | forward_closure(seed_list, self.consumers)
+        depth = {**forward_closure(seed_list, self.consumers), **dict.fromkeys(seed_claims, 0)}
+        return self.settle_region(depth, cause, revalidate=revalidate)
+
+    def recompute_all(self, cause: Cause, *, write: bool = False) -> Outcome:
+        """Relabel and settle every claim from scratch (the full recompute). Without ``write``
+        nothing is written: the outcome is what the whole projection should hold."""
+        rows = self.db.select("claims")
+        depth = {r["claim_id"]: 0 for r in rows}
+        return self.settle_region(depth, cause, revalidate=False, write=write)
+
+    def settle_region(
+        self, depth: dict[str, int], cause: Cause, *, revalidate: bool, write: bool = True
+    ) -> Outcome:
+        region = set(depth)
         if not region:
-            return {}
+            return Outcome({}, {}, {}, set())
         claims = {r["claim_id"]: r for r in self.db.select_in("claims", "claim_id", region)}
         justs = self.justifications(region)
         outside_ids = {a for js in justs.values() for j in js for a in j.claims} - region
@@ -183,7 +222,12 @@ class Projector:
         levels = relabel(
             region, justs, outside_level=outside_level, source_in=source_in, blocked=blocked
         )
-        return self._settle_region(claims, justs, levels, outside, source_in, cause, revalidate)
+        outcome = self._settle_region(claims, justs, levels, outside, source_in)
+        outcome.depth = depth
+        outcome.levels = levels
+        if write:
+            outcome.changed = self._write(claims, outcome.states, levels, cause, revalidate)
+        return outcome
 
     def _settle_region(
         self,
@@ -192,10 +236,7 @@ class Projector:
         levels: Mapping[str, int | None],
         outside: Mapping[str, Row],
         source_in: Any,
-        cause: Cause,
-        revalidate: bool,
-    ) -> dict[str, State]:
-        current = self.db.current_in(claims)
+    ) -> Outcome:
         parent_ids = {a for js in justs.values() for j in js for a in j.claims} - set(claims)
         parents_now = {c: state_of(r) for c, r in self.db.current_in(parent_ids).items()}
         verified = self._verified(claims)
@@ -210,17 +251,19 @@ class Projector:
             return None if row is None else row["support_level"]
 
         new_states: dict[str, State] = {}
+        supports: dict[str, list[str]] = {}
         order = sorted(claims, key=lambda c: (levels[c] is None, levels[c] or 0, c))
         for cid in order:
             row = claims[cid]
             support = current_support(cid, levels[cid], justs.get(cid, []), level_of, source_in)
+            supports[cid] = [j.just_id for j in support]
             parent_states = [
                 new_states[a] if a in new_states else parents_now[a]
                 for j in support
                 for a in j.claims
                 if a in new_states or a in parents_now
             ]
-            by_verification = any(j.kind == "VERIFICATION" for j in support)
+            holding = [j.just_id for j in support if j.kind == "VERIFICATION"]
             revoked_parents = any(
                 (claims.get(p) or outside.get(p) or {}).get("revoked") for p in copies.get(cid, [])
             )
@@ -232,7 +275,7 @@ class Projector:
                     valid_to=_valid(row, "stated_valid_to"),
                     label_in=levels[cid] is not None,
                     support=parent_states,
-                    verified=verified.get(cid) if by_verification else None,
+                    verified=verified[max(holding, key=_seq_of)] if holding else None,
                     revoked=row["revoked_reason"] if row["revoked"] else None,
                     erased=bool(row["erased"]),
                     copies_revoked=revoked_parents,
@@ -242,19 +285,19 @@ class Projector:
                     successor_start=sup[2] if sup else None,
                 )
             )
-        return self._write(claims, current, new_states, levels, cause, revalidate)
+        return Outcome({}, new_states, supports, set())
 
     def _write(
         self,
         claims: Mapping[str, Row],
-        current: Mapping[str, Row],
         new_states: Mapping[str, State],
         levels: Mapping[str, int | None],
         cause: Cause,
         revalidate: bool,
-    ) -> dict[str, State]:
+    ) -> set[str]:
+        current = self.db.current_in(claims)
         rows: list[Row] = []
-        changed: dict[str, State] = {}
+        changed: set[str] = set()
         for cid in sorted(new_states):
             state = new_states[cid]
             old = current.get(cid)
@@ -266,7 +309,7 @@ class Projector:
             if old is None or revalidate or state_of(old) != state:
                 rows.append(version_row(cid, version, state, cause))
                 if old is None or state_of(old) != state:
-                    changed[cid] = state
+                    changed.add(cid)
         self.db.write_versions(rows)
         for cid, level in levels.items():
             if claims[cid]["support_level"] != level:
@@ -276,10 +319,11 @@ class Projector:
     # -- per-claim inputs kept in other tables --------------------------------------------------
 
     def _verified(self, claims: Iterable[str]) -> dict[str, Decision]:
+        """Verification decisions by verification id (= its justification id)."""
         out: dict[str, Decision] = {}
         rows = self.db.select_in("verifications", "claim_id", claims)
-        for r in sorted(rows, key=lambda r: r["cause_seq"]):
-            out[r["claim_id"]] = Decision(
+        for r in rows:
+            out[r["verification_id"]] = Decision(
                 lifecycle=LifecycleState(r["lifecycle_state"]),
                 verification="VERIFIED",
                 allowed=frozenset(Capability(u) for u in json.loads(r["allowed_uses"])),
@@ -311,6 +355,10 @@ class Projector:
             if r["relation"] in COPY_RELATIONS and r["required"]:
                 out.setdefault(r["child_claim_id"], []).append(r["parent_claim_id"])
         return out
+
+
+def _seq_of(verification_id: str) -> int:
+    return int(verification_id.rsplit("/", 1)[1])
 
 
 def _valid(row: Mapping[str, Any], column: str) -> str | None:

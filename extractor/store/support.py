@@ -114,22 +114,25 @@ def current_support(
 
 def forward_closure(
     seeds: Iterable[str], consumers: Callable[[list[str]], Mapping[str, list[str]]]
-) -> set[str]:
-    """Every claim reachable from ``seeds`` along "is an antecedent of" (seeds included).
+) -> dict[str, int]:
+    """Every claim reachable from ``seeds`` along "is an antecedent of", with its distance (the
+    propagation depth: 1 for a direct consumer). Seeds are not included.
 
     ``consumers(batch)`` maps each id of a batch (claims or sources) to the claims it supports.
     """
     seen: set[str] = set()
     frontier = list(dict.fromkeys(seeds))
-    reached: set[str] = set()
+    reached: dict[str, int] = {}
+    depth = 0
     while frontier:
+        depth += 1
         seen.update(frontier)
         found = consumers(frontier)
         frontier = []
-        for targets in found.values():
-            for t in targets:
+        for key in sorted(found):
+            for t in found[key]:
                 if t not in seen:
                     seen.add(t)
-                    reached.add(t)
+                    reached[t] = depth
                     frontier.append(t)
     return reached
