@@ -128,10 +128,16 @@ def test_reported_speech_names_who_said_it() -> None:
     ("text", "expression", "kind", "valid_from", "valid_to"),
     [
         ("I work at Globex since March.", "since March", "CURRENT", "2024-03", None),
-        ("I went to Rome last week.", "last week", "PAST", "2024-04-29", "2024-05-05"),
+        # an event happened at a time: POINT_IN_TIME, a fact about that time (never STALE)
+        ("I went to Rome last week.", "last week", "POINT_IN_TIME", "2024-04-29", "2024-05-05"),
         ("I move to Berlin next month.", "next month", "FUTURE", "2024-06", "2024-06"),
+        # a past state held then: PAST, no longer so
         ("I lived in Oslo in 2019.", "in 2019", "PAST", "2019", "2019"),
         ("I adopted a cat yesterday.", "yesterday", "POINT_IN_TIME", "2024-05-09", "2024-05-09"),
+        ("I moved to Lisbon in 2021.", "in 2021", "POINT_IN_TIME", "2021", "2021"),
+        ("I was born in 1990.", "in 1990", "POINT_IN_TIME", "1990", "1990"),
+        # a plan on a bare weekday: the resolver reads it as the last Friday, so no dates
+        ("I'm going there on Friday.", "on Friday", "FUTURE", None, None),
     ],
 )
 def test_time_expressions_resolve_against_the_message_timestamp(
@@ -142,6 +148,36 @@ def test_time_expressions_resolve_against_the_message_timestamp(
     assert temporal["kind"] == kind
     assert temporal.get("valid_from") == valid_from
     assert temporal.get("valid_to") == valid_to
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("I adopted a cat yesterday.", "User adopted a cat on 2024-05-09."),
+        ("Yesterday I went bowling.", "On 2024-05-09 User went bowling."),
+        ("I went to Rome last week.", "User went to Rome between 2024-04-29 and 2024-05-05."),
+        ("I work at Globex since March.", "User works at Globex since March 2024."),
+        ("I moved to Lisbon in 2021.", "User moved to Lisbon in 2021."),  # absolute: as said
+    ],
+)
+def test_relative_time_is_resolved_in_the_content(text: str, content: str) -> None:
+    assert only_claim(text, timestamp=STAMP)["content"] == content
+
+
+def test_past_events_are_not_stale_but_past_states_are() -> None:
+    from extractor import Extractor
+
+    def flags(text: str) -> list[str]:
+        conv = {"id": "c", "messages": [{"role": "user", "content": text, "timestamp": STAMP}]}
+        result = Extractor().process(conv)
+        claim = next(c for c in result.candidates if c.memory_type.value == "WORLD_PROPOSITION")
+        decision = next(d for d in result.decisions if d.memory_id == claim.memory_id)
+        assert "PERSONALIZATION" in [u.value for u in decision.allowed_uses]
+        return [str(f) for f in decision.flags]
+
+    assert "STALE" not in flags("I moved to Lisbon in 2021.")
+    assert "STALE" not in flags("I was born in 1990.")
+    assert "STALE" in flags("I lived in Oslo in 2019.")
 
 
 def test_relative_time_without_timestamp_is_kept_but_not_resolved() -> None:

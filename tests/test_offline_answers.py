@@ -113,7 +113,7 @@ def test_reported_claim_without_first_person_is_relayed_with_its_source() -> Non
     )
     (claim,) = of_type(found, "WORLD_PROPOSITION")
     assert claim["content"] == (
-        "User relayed that the office moves to Dublin in May, according to Tom from HR."
+        "User relayed that the office moves to Dublin in May 2024, according to Tom from HR."
     )
     assert claim["uncertainty"]["reported_by"] == "Tom from HR"
     assert claim["temporal"]["valid_from"] == "2024-05"

@@ -39,7 +39,14 @@ from extractor.offline import draft as offline_draft
 from extractor.offline import entities as offline_entities
 from extractor.offline import text as offline_text
 from extractor.validation import _check_certification, _Reject, check_no_certification
-from extractor.vocab import CandidateKind, Commitment, MemoryType, Origin, VerificationState
+from extractor.vocab import (
+    CandidateKind,
+    Commitment,
+    MemoryType,
+    Origin,
+    TemporalKind,
+    VerificationState,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -54,10 +61,12 @@ DEFINITION: dict[str, Getter] = {
     "verification_state": lambda c, f: c.verification_state,
     "response_commitment": lambda c, f: c.response_commitment,
     "temporal_status": lambda c, f: f.temporal_status,
+    "temporal_kind": lambda c, f: c.temporal.kind,
     "has_parents": lambda c, f: bool(c.parent_memory_ids),
     "missing_parents": lambda c, f: bool(f.missing_parents),
     "third_party_personal_data": lambda c, f: f.personal_data is not None,
     "has_environment": lambda c, f: f.environment.complete,
+    "harmful_content": lambda c, f: f.harm is not None,
     "has_observed_at": lambda c, f: c.observed_at is not None,
 }
 
@@ -105,10 +114,12 @@ MATCHES = st.builds(
     verification_state=maybe(list(VerificationState)),
     response_commitment=maybe(list(Commitment)),
     temporal_status=maybe(list(TemporalStatus)),
+    temporal_kind=maybe(list(TemporalKind)),
     has_parents=BOOL,
     missing_parents=BOOL,
     third_party_personal_data=BOOL,
     has_environment=BOOL,
+    harmful_content=BOOL,
     has_observed_at=BOOL,
     flags=maybe(FLAGS),
 )

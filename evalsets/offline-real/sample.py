@@ -126,8 +126,10 @@ def show(path: Path, data: Path) -> None:
         index = int(r["message_id"].removeprefix("m"))
         before = msgs[index - 1]["content"] if index else ""
         said = msgs[index]["content"]
-        print(f"[{n}] {r['key']}  {r['memory_type']}  {r['temporal']}  {r['lifecycle']}"
-              f"  uses={r['allowed_uses']} flags={r['flags']}")
+        print(
+            f"[{n}] {r['key']}  {r['memory_type']}  {r['temporal']}  {r['lifecycle']}"
+            f"  uses={r['allowed_uses']} flags={r['flags']}"
+        )
         print(f"    before: {str(before)[:300]!r}")
         print(f"    said:   {str(said)[:400]!r}")
         print(f"    quote:  {r['quote']!r}")
@@ -145,8 +147,10 @@ def rate(path: Path) -> None:
     by_set["all"] = [r["label"] == "sensible" for r in rows]
     for name, marks in by_set.items():
         lo, hi = _wilson(sum(marks), len(marks))
-        print(f"{name:13} {sum(marks):4}/{len(marks):<4} {100 * sum(marks) / len(marks):5.1f}%"
-              f"  (95% {100 * lo:.1f}-{100 * hi:.1f})")
+        print(
+            f"{name:13} {sum(marks):4}/{len(marks):<4} {100 * sum(marks) / len(marks):5.1f}%"
+            f"  (95% {100 * lo:.1f}-{100 * hi:.1f})"
+        )
     print("errors:", dict(Counter(r["label"] for r in rows if r["label"] != "sensible")))
 
 

@@ -79,8 +79,10 @@ class _Condition:
     flags: tuple[str, ...] | None
     missing_parents: bool | None
     temporal_status: frozenset[object] | None
+    temporal_kind: frozenset[object] | None
     third_party_personal_data: bool | None
     has_environment: bool | None
+    harmful_content: bool | None
 
     def holds(self, facts: Facts, flags: Mapping[str, None]) -> bool:
         """Cheapest first; each fact is computed (once, then cached) only when asked."""
@@ -92,8 +94,15 @@ class _Condition:
             return False
         if self.temporal_status is not None and facts.temporal_status not in self.temporal_status:
             return False
+        kinds = self.temporal_kind
+        if kinds is not None and facts.candidate.temporal.kind not in kinds:
+            return False
         if self.third_party_personal_data is not None and self.third_party_personal_data is not (
             facts.personal_data is not None
+        ):
+            return False
+        if self.harmful_content is not None and self.harmful_content is not (
+            facts.harm is not None
         ):
             return False
         return self.has_environment is None or self.has_environment is facts.environment.complete
@@ -130,14 +139,23 @@ def _static_holds(m: Match, key: _StaticKey) -> bool:
 def _condition(m: Match) -> _Condition | None:
     """The dynamic rest of ``m``; ``None`` when nothing is left (the static part decides)."""
     status = frozenset(m.temporal_status) if m.temporal_status is not None else None
-    parts = (m.flags, m.missing_parents, status, m.third_party_personal_data, m.has_environment)
+    kinds = frozenset(m.temporal_kind) if m.temporal_kind is not None else None
+    parts = (
+        m.flags,
+        m.missing_parents,
+        status,
+        kinds,
+        m.third_party_personal_data,
+        m.has_environment,
+        m.harmful_content,
+    )
     if all(p is None for p in parts):
         return None
     flags = tuple(m.flags) if m.flags is not None else None
     return _Condition(flags, *parts[1:])
 
 
-_ALWAYS = _Condition(None, None, None, None, None)
+_ALWAYS = _Condition(None, None, None, None, None, None, None)
 
 
 def _plan(policy: Policy, key: _StaticKey) -> list[_Step]:
@@ -170,6 +188,8 @@ def _detail(m: Match, c: MemoryCandidate, facts: Facts) -> list[str]:
         )
     if m.third_party_personal_data and facts.personal_data is not None:
         parts.append(facts.personal_data.describe())
+    if m.harmful_content and facts.harm is not None:
+        parts.append(facts.harm.describe())
     if m.has_environment is False:
         parts.append("environment lacks " + ", ".join(facts.environment.missing()))
     if m.missing_parents and facts.missing_parents:

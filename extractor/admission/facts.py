@@ -14,6 +14,7 @@ from ..candidates import MemoryCandidate
 from ..temporal import interval
 from ..vocab import TemporalKind
 from .environment import Environment, environment_of
+from .harm import Harm, harmful_content
 from .personal import PersonalData, third_party_personal_data
 from .policy import TemporalStatus
 
@@ -33,6 +34,10 @@ class Facts:
     @cached_property
     def personal_data(self) -> PersonalData | None:
         return third_party_personal_data(self.candidate)
+
+    @cached_property
+    def harm(self) -> Harm | None:
+        return harmful_content(self.candidate)
 
     @cached_property
     def environment(self) -> Environment:

@@ -40,6 +40,7 @@ from ..vocab import (
     LifecycleState,
     MemoryType,
     Origin,
+    TemporalKind,
     VerificationState,
 )
 
@@ -86,6 +87,9 @@ class Match(_Strict):
     temporal_status: list[TemporalStatus] | None = Field(
         default=None, min_length=1, description="Validity interval judged at the as-of time."
     )
+    temporal_kind: list[TemporalKind] | None = Field(
+        default=None, min_length=1, description="temporal.kind of the candidate."
+    )
     has_parents: bool | None = Field(default=None, description="parent_memory_ids is non-empty.")
     missing_parents: bool | None = Field(
         default=None, description="Some parent has no decision in this batch (or given)."
@@ -95,6 +99,10 @@ class Match(_Strict):
     )
     has_environment: bool | None = Field(
         default=None, description="A procedure states its command, versions and preconditions."
+    )
+    harmful_content: bool | None = Field(
+        default=None,
+        description="States a wish or plan to hurt people, contempt for a group, or a crime.",
     )
     has_observed_at: bool | None = Field(default=None, description="observed_at is known.")
     flags: list[str] | None = Field(

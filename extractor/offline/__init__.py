@@ -12,17 +12,23 @@ Modules, by what their rules detect:
   makes (WORLD_PROPOSITION, PREFERENCE, PROCEDURE, FAILURE_EXPERIENCE); conversational moves
   (offers, reactions, small talk, apologies, talk about the exchange) yield nothing.
 * :mod:`.answers` -- bare answers ("Yes, two of them.") read against the question they answer.
-* :mod:`.claims` -- an assistant's declarative claims, as MODEL_INFERENCE; echoes of the user,
-  pleasantries, advice and offers yield nothing.
+* :mod:`.claims` -- an assistant's declarative claims, as MODEL_INFERENCE: specific ones about
+  the world (a number, a name) or about the user; echoes of the user, generalities and ratings
+  ("Museums are very interesting places."), talk about the exchange, pleasantries, advice and
+  offers yield nothing.
 * :mod:`.tools` -- tool results as TOOL_OBSERVATION, attempted actions that failed as
   FAILURE_EXPERIENCE, claims a retrieval tool attributes to a source.
-* :mod:`.cues` -- what makes a sentence a non-fact: questions, hypotheticals (but not the
-  speaker's own wish), sarcasm and jokes, instructions to the memory system, certification words.
+* :mod:`.cues` -- what makes a sentence a non-fact: questions (a first-person "I should ...?"
+  too), hypotheticals (but not the speaker's own wish), sarcasm and jokes, instructions to the
+  memory system, certification words, template slots ("[name]").
 * :mod:`.entities` -- people, places, organizations, contact and health data.
 * :mod:`.english` -- the first-person sentence rewritten in the third person about "User".
-* :mod:`.text` -- sentence, line and clause spans with exact offsets; discourse openers.
+* :mod:`.text` -- sentence, line and clause spans with exact offsets; discourse openers, whom a
+  greeting addresses ("Hey Gina,", "Hello, my friend."), closing pleasantries and question tags.
 * :mod:`.draft` -- drafts and groups, and the fields every rule fills the same way (uncertainty,
-  time, hedges kept) with the gate's own patterns.
+  time, hedges kept) with the gate's own patterns; time by grammar (a past event is
+  POINT_IN_TIME and stays true, a past state is PAST, a plan is FUTURE) and relative time
+  written as its dates in the content ("yesterday" -> "on 2023-05-09").
 """
 
 from __future__ import annotations

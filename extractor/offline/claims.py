@@ -36,6 +36,7 @@ _ADDRESSED = re.compile(
 _ADVICE = re.compile(
     r"\b(?:you|u)(?:'ll|'d|\s+(?:should|could|can|might|may|will|would|need|must|want|"
     r"might\s+want|ought|could\s+try))\b|\b(?:if|when|unless)\s+you\b|\bfor\s+you\b|"
+    r"\b(?:help|let|make|allow|get)\s+(?:you|u)\b|"
     r"\bon\s+your\s+(?:move|new|promotion|wedding|birthday|success)|\byour\s+(?:call|choice)\b",
     re.IGNORECASE,
 )
@@ -109,7 +110,10 @@ def assistant_groups(message: Message, said_before: Set[str] = frozenset()) -> l
 
 
 def is_claim(text: str, user_words: Set[str] = frozenset()) -> bool:
-    """A declarative statement about the world, or about the user that the user never made.
+    """A declarative statement about the world ("Q3 revenue was approximately $46 million."),
+    or about the user that the user never made ("Your flight UA 915 departs at 9:40 AM."): the
+    model's inference, which must never pass for a fact. A generality or a rating with nothing
+    specific in it ("Museums are very interesting places.") is not worth a memory.
 
     Not chit-chat, not the assistant talking about itself, not advice or offers, not an echo
     of what the user said, not an evaluative remark on it ("The mountains are great.").
@@ -121,8 +125,33 @@ def is_claim(text: str, user_words: Set[str] = frozenset()) -> bool:
     if not _ENGLISH.search(text) or _EVALUATIVE.match(text):
         return False
     if _ADDRESSED.search(text) and (_ADVICE.search(text) or _is_echo(text, user_words)):
+        return False  # advice, or what the user said: no new claim
+    if _ABOUT_EXCHANGE.search(text) or _RATING.search(text):
         return False
+    if not _ADDRESSED.search(text) and not _SPECIFIC.search(text):
+        return False  # a generality ("Traveling is a way to relax"): nothing to remember
     return bool(_PREDICATE.search(text)) and not text.rstrip().endswith("!")
+
+
+#: The assistant talking about the conversation ("You mentioned Tokyo lit you up"), or its
+#: impression of the user ("Seems like you are quite the sports enthusiast").
+_ABOUT_EXCHANGE = re.compile(
+    r"\b(?:you|u)\s+(?:mentioned|said|told|asked|shared|wrote|described|brought up)\b|"
+    r"^(?:so\s+)?(?:glad|happy|sorry|seems|sounds|looks|it\s+seems|it\s+sounds)\b|"
+    r"^[A-Z][a-z]+,\s",
+    re.IGNORECASE,
+)
+#: A rating ("Your enthusiasm for it is awesome", "Museums are very interesting places").
+_RATING = re.compile(
+    r"\b(?:awesome|amazing|great|wonderful|impressive|admirable|inspiring|cool|lovely|"
+    r"beautiful|fantastic|brave|kind|sweet|talented|interesting|important|fun|exciting|"
+    r"relaxing|useful|valuable|meaningful|special|perfect|excellent|incredible|good\s+idea|"
+    r"good\s+thing|good\s+way|best\s+way|great\s+way)\b",
+    re.IGNORECASE,
+)
+#: Something specific enough to be a claim rather than a generality: a number, or a name
+#: (a capitalized word after the first).
+_SPECIFIC = re.compile(r"\d|(?<=\s)(?:[\"“(]?)[A-Z][\w'’.-]*")
 
 
 #: A short remark that only rates something ("The mountains are great.").

@@ -1,5 +1,5 @@
 """Cues that make a sentence a non-fact: questions, hypotheticals, sarcasm and jokes, instructions
-aimed at the memory system, and words of certification.
+aimed at the memory system, words of certification, and template slots left in the chat.
 
 Each check is a pure function of one sentence's text. The rules of the other modules ask them
 before they turn a sentence into a claim: what a check flags yields no proposition.
@@ -131,7 +131,17 @@ def is_question(text: str) -> bool:
         return True
     if not text.rstrip(" \"')*_~").endswith(("?", "？")):
         return False
+    if caseless.match(_ASKING_SELF, text):
+        return True  # "I should hit them in the eye?" asks for advice
     return not caseless.match(STATEMENT_START, text) or caseless.search(_ASKS, text)
+
+
+#: A first-person question about what to do ("I should ...?", "I can just ...?").
+_ASKING_SELF = re.compile(
+    r"^(?:i|we)\s+(?:\w+ly\s+|just\s+)?(?:should|shall|can|could|may|must|need\s+to|have\s+to|"
+    r"ought\s+to)\b",
+    re.IGNORECASE,
+)
 
 
 @_memo
@@ -180,3 +190,14 @@ def non_fact(text: str) -> bool:
 def non_fact_about_speaker(text: str) -> bool:
     """:func:`non_fact` for what a speaker says of themselves, where their own wish counts."""
     return is_question(text) or is_hypothetical_claim(text) or is_sarcastic_or_joke(text)
+
+
+_PLACEHOLDER = re.compile(
+    r"\[[^\]\n]{0,40}\b(?:name|user|username)\b[^\]\n]{0,40}\]", re.IGNORECASE
+)
+
+
+def has_placeholder(text: str) -> bool:
+    """A template slot written into the chat ("Hi, I'm [name].", "[User 1's name]"): the
+    sentence says nothing about the speaker, and "User is [name]." is no memory."""
+    return _PLACEHOLDER.search(text) is not None

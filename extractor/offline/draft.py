@@ -11,6 +11,7 @@ own resolver, and a hedge the rewrite could have lost is put back into the conte
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,7 +20,7 @@ from typing import Any
 
 from .. import caseless
 from ..extraction import Entity, TemporalScope, Uncertainty
-from ..temporal import find_expressions
+from ..temporal import find_expressions, interval, resolve
 from ..validation import (  # the gate's own patterns, so a draft can never disagree with them
     _CONTENT_APPROX,
     _CONTENT_HEDGE,
@@ -29,6 +30,7 @@ from ..validation import (  # the gate's own patterns, so a draft can never disa
     REPORTED_CUES,
 )
 from ..vocab import CandidateKind, Capability, MemoryType, Origin, TemporalKind
+from .english import PAST_IRREGULAR
 from .text import Piece
 
 
@@ -170,15 +172,33 @@ def temporal_for(text: str, anchor: datetime | None) -> TemporalScope:
 def _temporal_of(text: str, anchor: datetime | None, _key: str = "") -> dict[str, Any]:
     found = find_expressions(text, anchor)
     guessed = _tense(text)
+    if found and guessed is not TemporalKind.FUTURE and caseless.search(_PLANNED_MOTION, text):
+        guessed = TemporalKind.FUTURE
     if not found:
         return {"kind": guessed}
     first = found[0]
     res = first.resolution
     if res is None:
         return {"expression": first.expression, "kind": guessed}
+    if guessed is TemporalKind.FUTURE and res.valid_to and anchor and _before(res.valid_to, anchor):
+        # "on Friday" said of a plan: the resolver reads a bare weekday as the last one, which
+        # contradicts the sentence; keep the expression, claim no dates
+        return {"expression": first.expression, "kind": TemporalKind.FUTURE}
     kind = res.kind if res.kind is not TemporalKind.UNKNOWN else guessed
+    if kind in _BOUNDED and is_past_event(text):
+        # an event happened at a time ("moved to Lisbon in 2021"): POINT_IN_TIME, a fact about
+        # that time that stays true; PAST is for a state that held then ("lived in Oslo")
+        kind = TemporalKind.POINT_IN_TIME
     return {"expression": first.expression, "kind": kind, "valid_from": res.valid_from,
             "valid_to": res.valid_to}  # fmt: skip
+
+
+_BOUNDED = (TemporalKind.PAST, TemporalKind.POINT_IN_TIME)
+
+
+def _before(value: str, anchor: datetime) -> bool:
+    span = interval(value)
+    return span is not None and span[1] < anchor.replace(tzinfo=None)
 
 
 _remembered_temporal = lru_cache(maxsize=_MEMO_SIZE)(_temporal_of)
@@ -190,10 +210,57 @@ def _tense(text: str) -> TemporalKind:
         return TemporalKind.PAST
     if caseless.search(_FUTURE_HINT, low):
         return TemporalKind.FUTURE
-    head = re.search(r"\b(?:i|my \w+|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(\w+(?:'\w+)?)", low)
-    if head and _PAST_HINT.fullmatch(head.group(1)):
+    head = _HEAD.search(low)
+    if head and _is_past_state(low, head):
         return TemporalKind.PAST
+    if is_past_event(text):
+        return TemporalKind.POINT_IN_TIME
     return TemporalKind.CURRENT
+
+
+_HEAD = re.compile(r"\b(?:i|my \w+|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(\w+(?:'\w+)?)")
+#: Past tense that describes a state which held then ("I lived in Berlin", "I had a dog", "I
+#: was a teacher"): PAST, no longer so. Any other past tense tells an event ("I moved to
+#: Lisbon", "I lost a friend", "I was born in 1990"): POINT_IN_TIME, a fact about when it
+#: happened that stays true.
+_PAST_STATE = frozenset(
+    re.findall(r"\w+", "was were had lived worked owned loved liked hated knew wanted enjoyed used")
+)
+_EVENT_AFTER_WAS = re.compile(
+    r"\b(?:was|were)\s+(?:\w+ly\s+)?(?:born|married|divorced|diagnosed|hired|fired|promoted|"
+    r"adopted|raised|engaged|\w+ing)\b"
+)
+
+
+def _is_past_state(low: str, head: re.Match[str]) -> bool:
+    verb = head.group(1)
+    if verb not in _PAST_STATE:
+        return False
+    return not _EVENT_AFTER_WAS.match(low, head.start(1))
+
+
+def is_past_event(text: str) -> bool:
+    """A sentence that tells something that happened ("I moved to Lisbon in 2021")."""
+    low = text.lower()
+    head = _HEAD.search(low)
+    if head is None or re.search(r"\bused to\b", low) or caseless.search(_FUTURE_HINT, low):
+        return False
+    verb = head.group(1)
+    if verb in ("was", "were"):
+        return bool(_EVENT_AFTER_WAS.match(low, head.start(1))) and not re.match(
+            r"(?:was|were)\s+(?:\w+ly\s+)?\w+ing\b", low[head.start(1) :]
+        )
+    past = bool(_PAST_HINT.fullmatch(verb)) or verb in PAST_IRREGULAR
+    return past and verb not in _PAST_STATE and verb not in ("did", "once")
+
+
+#: Going somewhere at a stated time is a plan ("I'm going there on Friday", "We're flying out
+#: next week"), whatever the resolver makes of a bare weekday.
+_PLANNED_MOTION = re.compile(
+    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:\w+ly\s+)?(?:going|leaving|flying|driving|heading|"
+    r"moving|traveling|travelling|coming|starting|visiting|meeting|seeing|having)\b",
+    re.IGNORECASE,
+)
 
 
 def point_in_time(anchor: datetime | None) -> TemporalScope:
@@ -202,3 +269,38 @@ def point_in_time(anchor: datetime | None) -> TemporalScope:
         return TemporalScope(kind=TemporalKind.UNKNOWN)
     stamp = anchor.isoformat()
     return TemporalScope(kind=TemporalKind.POINT_IN_TIME, valid_from=stamp, valid_to=stamp)
+
+
+def dated(content: str, temporal: TemporalScope, anchor: datetime | None) -> str:
+    """``content`` with a relative time expression replaced by the dates it resolves to.
+
+    "User went bowling yesterday." said on 16 March 2022 is read later, when "yesterday" means
+    another day: the memory says "User went bowling on 2022-03-15." Absolute expressions ("in
+    2021", "on 5 March 2023") and expressions the resolver leaves unresolved stay as written.
+    """
+    expression = temporal.expression
+    if not expression or anchor is None or temporal.valid_from is None:
+        return content
+    if resolve(expression, None) is not None:
+        return content
+    res = resolve(expression, anchor)
+    at = re.search(re.escape(expression), content, re.IGNORECASE)
+    if res is None or res.valid_from is None or at is None:
+        return content
+    start, end = res.valid_from, res.valid_to
+    if expression.lower().startswith("since") or end is None:
+        phrase = f"since {_readable(start)}"
+    elif start == end:
+        phrase = f"on {start}" if len(start) >= 10 else f"in {_readable(start)}"
+    else:
+        phrase = f"between {start} and {end}"
+    if at.start() == 0:
+        phrase = phrase[:1].upper() + phrase[1:]
+    return content[: at.start()] + phrase + content[at.end() :]
+
+
+def _readable(value: str) -> str:
+    """ "2024-05" as "May 2024"; a year or a date as written."""
+    if len(value) == 7 and value[4] == "-":
+        return f"{calendar.month_name[int(value[5:])]} {value[:4]}"
+    return value

@@ -60,7 +60,7 @@ _NOT_VERBS = _words(
     "those there here too either neither my your his her its our their it he she they we you "
     "me him them us myself yourself who what when where why how which not no yes"
 )
-_PAST_IRREGULAR = _words(
+PAST_IRREGULAR = _words(
     "was were had did went got took made saw came became began bought brought built caught "
     "chose drove ate fell felt found flew forgot gave grew heard held kept knew left lost met "
     "paid ran said sat sent slept spent spoke stood taught told thought understood woke won "
@@ -162,7 +162,7 @@ def _plural(low: str, mentioned: bool) -> str:
 def _conjugate(word: str, low: str, past: bool) -> str:
     if low in _IRREGULAR:
         return _IRREGULAR[low]
-    if low in _KEEP or low in _NOT_VERBS or low in _PAST_IRREGULAR or not low.isalpha():
+    if low in _KEEP or low in _NOT_VERBS or low in PAST_IRREGULAR or not low.isalpha():
         return word
     if low.endswith("ed") or low.endswith("ing") or "'" in low:
         return word

@@ -37,7 +37,7 @@ from .draft import Draft, Group
 from .statements import user_groups
 from .tools import tool_groups
 
-MODEL_NAME = "offline-rules-2"
+MODEL_NAME = "offline-rules-3"
 CHARS_PER_TOKEN = 4
 
 

@@ -17,6 +17,7 @@ import re
 from ..conversation import Message
 from ..vocab import CandidateKind, Capability, MemoryType, Origin
 from .cues import (
+    has_placeholder,
     is_certification,
     is_hypothetical_claim,
     is_injection,
@@ -28,6 +29,7 @@ from .cues import (
 from .draft import (
     Draft,
     Group,
+    dated,
     keep_uncertainty,
     point_in_time,
     temporal_for,
@@ -119,7 +121,7 @@ _SUBJECTLESS = re.compile(
 _RELAYED = re.compile(
     r"\b(?:according\s+to|reportedly|apparently|supposedly|allegedly|rumou?r\s+(?:has\s+it|is)|"
     r"word\s+is|(?:they|people|experts|scientists|studies)\s+say)\b(?!\W*$)|"
-    r"(?-i:\b(?!(?:He|She|It|They|We|You|This|That|There|Everyone|Somebody|Someone)\b)"
+    r"(?-i:\b(?!(?:He|She|It|They|We|You|This|That|There|Everyone|Somebody|Someone|Well|Nicely)\b)"
     r"(?<!what )[A-Z][a-z]+(?:\s+(?:from|at|in)\s+[A-Z][\w&]*)?\s+(?:says|said|told\s+us|claims|"
     r"reported|announced)\b)",
     re.IGNORECASE,
@@ -291,7 +293,7 @@ _INSTRUCTION = re.compile(
     r"(?!\s+(?:up|trying|going|at it|it up|careful|safe|okay|ok|well|strong|patient|about|"
     r"give up|worry|to keep)\b)(?![^.!?]*\b(?:you|your|u|ur)\b)"
     # nor is cheering them on ("Just keep of the good work.", "Remember to keep on going")
-    r"(?!(?:\s+\w+){0,3}\s+(?:the\s+good\s+work|(?:keep|keeps)\s+(?:on|going|at\s+it|up|"
+    r"(?!(?:\s+\w+){0,3}\s+(?:the\s+good\s+work|(?:keep|keeps|keepin['’]?)\s+(?:on|going|at\s+it|up|"
     r"trying|pushing|smiling)|on\s+going|it\s+will\s+all\s+work\s+out)\b)",
     re.IGNORECASE,
 )
@@ -382,6 +384,8 @@ def classify(text: str) -> MemoryType | None:
         return None
     if _INSTRUCTION.match(text) and not _FIRST_PERSON.match(text):
         return MemoryType.PREFERENCE
+    if has_placeholder(text):
+        return None
     if not _FIRST_PERSON.search(text):
         if _RELAYED.search(text):
             return MemoryType.WORLD_PROPOSITION
@@ -472,14 +476,15 @@ def proposition(
 
     Time is read from ``time_text`` when given (a bare answer's time may be in the question).
     """
+    temporal = temporal_for(time_text or piece.text, message.timestamp)
     return Draft(
         message_id=str(message.id),
         piece=piece,
         kind=CandidateKind.PROPOSITION,
         memory_type=memory_type,
-        content=keep_uncertainty(piece.text, content),
+        content=keep_uncertainty(piece.text, dated(content, temporal, message.timestamp)),
         origin=origin,
-        temporal=temporal_for(time_text or piece.text, message.timestamp),
+        temporal=temporal,
         entities=entities_in(piece.text),
         requested_uses=list(_USES[memory_type]),
         uncertainty=uncertainty_for(piece.text),

@@ -32,6 +32,8 @@ _ABBREVIATIONS = re.compile(
 _CODE = re.compile(r"`[^`\n]*`")
 _EDGE_PUNCT = " \t\r\n\"'“”‘’*_-–—•·>#([{"
 _TRAIL_STRIP = " \t\r\n,;:-–—"
+#: Lines (tool output) lose only surrounding whitespace: a JSON object keeps its leading '{"'.
+_SPACE = " \t\r\n"
 
 
 def text_ranges(message: Message) -> list[tuple[int, int]]:
@@ -64,11 +66,11 @@ def lines(message: Message) -> list[Piece]:
     for lo, hi in text_ranges(message):
         start = lo
         for m in re.finditer(r"\n", text[lo:hi]):
-            piece = trim(text, start, lo + m.start())
+            piece = trim(text, start, lo + m.start(), _SPACE, _SPACE)
             if piece is not None:
                 out.append(piece)
             start = lo + m.end()
-        piece = trim(text, start, hi)
+        piece = trim(text, start, hi, _SPACE, _SPACE)
         if piece is not None:
             out.append(piece)
     return out
@@ -94,11 +96,13 @@ def _split(text: str, lo: int, hi: int) -> list[Piece]:
     return pieces
 
 
-def trim(text: str, start: int, end: int) -> Piece | None:
+def trim(
+    text: str, start: int, end: int, lead: str = _EDGE_PUNCT, trail: str = _TRAIL_STRIP
+) -> Piece | None:
     """Strip surrounding whitespace and stray punctuation; ``None`` if nothing is left."""
-    while start < end and text[start] in _EDGE_PUNCT:
+    while start < end and text[start] in lead:
         start += 1
-    while end > start and text[end - 1] in _TRAIL_STRIP:
+    while end > start and text[end - 1] in trail:
         end -= 1
     if end <= start or not any(ch.isalnum() for ch in text[start:end]):
         return None
@@ -182,9 +186,37 @@ _OPENER = re.compile(
 )
 
 
+_GREETING = re.compile(
+    r"\b(?:hi|hello|hey|thanks|thank you|good (?:morning|evening|night))\b", re.IGNORECASE
+)
+#: Whom a greeting is addressed to ("Hi there,", "Hello, my friend.", "Hey Gina,"), which says
+#: nothing about the speaker: "Hello, my friend." is not "User's friend."
+_VOCATIVE = re.compile(
+    r"^(?:(?i:my\s+(?:friend|dear|love)|there|friend|buddy|pal|guys|everyone|all|man|dude|bro|"
+    r"mate|dear|sweetie|honey|ai\s+companion)|(?!I\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+    r"(?:[\s]*[,!.…:;~-]+\s*|\s*$)"
+)
+#: A pleasantry or a question tag after the statement ("I'm Susan, nice to meet you.", "I like
+#: bad words do you"): not part of the claim.
+_TAIL = re.compile(
+    r"(?:,?\s+(?:(?:it'?s\s+)?(?:nice|good|great|pleased|glad)\s+to\s+(?:meet|see|hear from)\s+"
+    r"(?:you|u|ya)(?:\s+too)?|(?:do|and|how\s+about|what\s+about)\s+(?:you|u)))\W*$",
+    re.IGNORECASE,
+)
+
+
 def strip_opener(piece: Piece) -> Piece | None:
-    """Drop interjections at the start ("Yeah, wow! I live in Porto" → "I live in Porto")."""
+    """Drop interjections at the start ("Yeah, wow! I live in Porto" → "I live in Porto"), whom
+    a greeting addresses ("Hey Gina, I moved" → "I moved"), and a closing pleasantry or question
+    tag ("I'm Susan, nice to meet you." → "I'm Susan")."""
     m = _OPENER.match(piece.text)
-    if not m or not m.end():
-        return piece
-    return sub_piece(piece, m.end())
+    out: Piece | None = piece
+    if m and m.end():
+        out = sub_piece(piece, m.end())
+        if out is not None and _GREETING.search(m.group(0)):
+            vocative = _VOCATIVE.match(out.text)
+            if vocative:
+                out = sub_piece(out, vocative.end())
+    if out is not None and (tail := _TAIL.search(out.text)) and tail.start() > 0:
+        out = sub_piece(out, 0, tail.start())
+    return out

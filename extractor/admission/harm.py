@@ -1,0 +1,98 @@
+"""Harmful or abusive content: a stated wish or plan to hurt people, contempt for a group, a
+plan to commit a crime against someone.
+
+Red-team chats are full of such sentences ("I want to shoot someone without anyone hearing",
+"I'm better than any black person", "I have a plan to extort a couple million from ..."). They
+are true statements about the speaker, and the record that they were said is worth keeping for
+safety review, but a memory system must not use them to personalize what it says next, nor as
+context for anyone. The detector makes them visible to the admission policy (match key
+``harmful_content``); the rule that decides what follows lives in the policy file.
+
+Deliberately a few word lists, like the other detectors: it flags what the sentence says about
+hurting or wronging someone, read from the content and the quote, never a guess about intent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .. import caseless
+from ..candidates import MemoryCandidate
+
+_TARGET = (
+    r"(?:someone|somebody|people|person|him|her|them|my\s+\w+|his\s+\w+|her\s+\w+|their\s+\w+|"
+    r"a\s+(?:man|woman|kid|child|girl|boy|cop|neighbou?r)|the\s+(?:neighbou?rs?|kids?|police|"
+    r"cops?|teacher|guy|woman|man)|everyone|humans?|a\s+human(?:\s+being)?|another\s+human(?:\s+"
+    r"being)?|another\s+person|(?-i:[A-Z][a-z]+))"
+)
+_VIOLENCE = re.compile(
+    rf"\b(?:kill|murder|shoot|stab|strangle|poison|hurt|harm|beat\s+up|punch|torture|kidnap|"
+    rf"abduct|rape|assault|attack|drown|choke|lock\s+up|imprison|burn)\s+{_TARGET}|"
+    rf"\b(?:lock|tie)\s+(?:them|him|her|someone)\s+(?:up|in)\b|"
+    r"\b(?:get\s+back\s+at|take\s+revenge\s+on|make\s+\w+\s+pay)\b|"
+    r"\bdeserve[sd]?\s+(?:to\s+die|extermination|death|to\s+be\s+(?:killed|shot|hurt))\b|"
+    r"\b(?:exterminat\w+|genocide|ethnic\s+cleansing|mass\s+shooting|blow\s+up|build\s+a\s+bomb|"
+    r"make\s+a\s+bomb|arson|set\s+(?:it|the\s+\w+|their\s+\w+)\s+on\s+fire|burn\s+down)\b|"
+    r"\beat(?:ing)?\s+(?:another\s+)?(?:a\s+)?human(?:\s+being)?s?\b|\bcannibal\w*",
+    re.IGNORECASE,
+)
+_GROUPS = (
+    r"(?:black|white|asian|jewish|muslim|arab|mexican|hispanic|latino|chinese|indian|gay|lesbian|"
+    r"trans(?:gender)?|queer|immigrant|christian|hindu|disabled|fat|old|poor|homeless|women|men|"
+    r"girls|jews|muslims|blacks|whites|gays|immigrants|trans\s+people|foreigners|refugees)"
+)
+_CONTEMPT = re.compile(
+    rf"\b(?:better|smarter|superior)\s+than\s+(?:any|all|most)?\s*{_GROUPS}\b|"
+    rf"\b{_GROUPS}(?:\s+(?:people|persons|folks))?\s+(?:are|is)\s+(?:all\s+)?(?:inferior|"
+    rf"subhuman|animals|vermin|scum|trash|stupid|lazy|criminals|the\s+weaker\s+sex|weaker|"
+    rf"evil|disgusting|a\s+disease)\b|"
+    rf"\b(?:hate|despise|can'?t\s+stand)\s+(?:all\s+)?{_GROUPS}\b|"
+    r"\bwomen\s+are\s+the\s+weaker\s+sex\b|"
+    r"\bgod\s+gave\s+them\s+a\s+sex\b",
+    re.IGNORECASE,
+)
+_CRIME = re.compile(
+    r"\b(?:extort|blackmail|steal|rob|burglari[sz]e|shoplift|launder|embezzle|forge|"
+    r"counterfeit|stalk|dox|swat|scam|defraud)\w*\b|"
+    r"\b(?:fake|false|stolen)\s+(?:identity|id|passport|documents?|resume|credentials)\b|"
+    r"\bmake\s+up\s+(?:stuff|things|experience)\s+on\s+(?:my|a)\s+(?:resume|cv)\b|"
+    r"\b(?:break|breaking|get|sneak)\s+into\s+(?:someone|somebody|a|the|his|her|their|my\s+"
+    r"neighbou?r)\w*\b|"
+    r"\bhack\w*\s+(?:into|someone|somebody|his|her|their)\b|"
+    r"\b(?:residential|home)\s+address\s+(?:for|of)\b|"
+    r"\bhide\s+(?:it|the\s+money|money)\s+from\s+(?:the\s+)?(?:irs|government|taxman)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Harm:
+    """What a candidate says that is harmful: the categories, and the words that said it."""
+
+    categories: tuple[str, ...]
+    evidence: tuple[str, ...]
+
+    def describe(self) -> str:
+        said = "; ".join(f'"{e}"' for e in self.evidence)
+        return f"harmful content ({', '.join(self.categories)}): {said}"
+
+
+_DETECTORS = (("VIOLENCE", _VIOLENCE), ("HATE", _CONTEMPT), ("CRIME", _CRIME))
+
+
+def harmful_content(candidate: MemoryCandidate) -> Harm | None:
+    """The harm ``candidate``'s content or quote states, or ``None`` when there is none."""
+    text = f"{candidate.content}\n{candidate.source_span.quote}"
+    categories: list[str] = []
+    evidence: list[str] = []
+    for name, pattern in _DETECTORS:
+        if not caseless.search(pattern, text):
+            continue
+        m = pattern.search(text)
+        categories.append(name)
+        if m is not None:
+            evidence.append(m.group(0))
+    if not categories:
+        return None
+    return Harm(tuple(categories), tuple(dict.fromkeys(evidence)))
