@@ -18,6 +18,7 @@ from extractor.vocab import (
     LifecycleState,
     MemoryType,
     Origin,
+    TemporalKind,
     VerificationState,
 )
 
@@ -125,5 +126,10 @@ def test_as_of_past_valid_to_never_leaves_action_authority(cand):
     (after,) = admit([cand], POLICY, as_of=end[1] + timedelta(days=1))
     assert C.AUTONOMOUS_ACTION_JUSTIFICATION in after.forbidden_uses
     assert C.AUTONOMOUS_ACTION_JUSTIFICATION not in after.allowed_uses
-    if cand.memory_type not in (MemoryType.ASSERTION_EVENT, MemoryType.INTERACTION_EVENT):
+    told_event = (
+        cand.origin_kind is Origin.USER and cand.temporal.kind is TemporalKind.POINT_IN_TIME
+    )
+    if told_event:  # "I moved to Lisbon in 2021": a fact about 2021 that stays true
+        assert "STALE" not in after.flags
+    elif cand.memory_type not in (MemoryType.ASSERTION_EVENT, MemoryType.INTERACTION_EVENT):
         assert "STALE" in after.flags and after.evidence_as_of is not None
