@@ -14,8 +14,10 @@ Guarantees (documented in ``docs/pipeline.md``):
   one ``write`` on an ``O_APPEND`` descriptor; a run killed at any moment (even ``kill -9``)
   leaves at most a trailing partial line, which the next run truncates away before it resumes.
 * **Resume.** Re-running with the same ``out`` skips every input already recorded in either file
-  (matched by conversation id and content hash; load failures by file, line and error), counted
-  with multiplicity, so duplicate inputs are each recorded once.
+  (matched by conversation id and content hash; load failures by file, line and error).
+* **Once per conversation.** An input that is the same conversation (id and content hash) as an
+  earlier one -- the same chat in two files -- is counted as a duplicate in the summary and not
+  processed again, so no memory id is written twice.
 """
 
 from __future__ import annotations
@@ -368,6 +370,8 @@ class _Run:
         self.out = out
         self.failures = failures
         self.done = done
+        #: conversation key -> where it was first seen (an earlier run's file, or an input)
+        self.seen: dict[Key, str] = {k: "an earlier run" for k in done if k[0] == "conversation"}
         self.observers = observers
         fpath = config.failures_path
         self.summary = RunSummary(
@@ -380,11 +384,19 @@ class _Run:
         )
 
     def already_done(self, item: Conversation | InputError) -> bool:
+        """Skip ``item`` when an earlier run recorded it, or when it is a duplicate: the same
+        conversation (id and content hash) as an input before it, in this run or an earlier
+        one -- it would only be written again under the same memory ids."""
         key = key_of_item(item)
-        if self.done[key] <= 0:
+        if self.done[key] > 0:
+            self.done[key] -= 1
+            self.summary.add_skipped()
+        elif key in self.seen and isinstance(item, Conversation):
+            self.summary.add_duplicate(_where(item), self.seen[key])
+        else:
+            if isinstance(item, Conversation):
+                self.seen[key] = _where(item)
             return False
-        self.done[key] -= 1
-        self.summary.add_skipped()
         self._progress()
         return True
 
@@ -482,6 +494,12 @@ async def arun_batch(
         if ledger is not None and run_id is not None:
             ledger.finish_run(run_id, run.summary, status=status)
     return run.summary
+
+
+def _where(item: Conversation) -> str:
+    loc = item.location
+    place = f"{loc.source}:{loc.line}" if loc.line is not None else str(loc.source)
+    return place + (loc.field or "")
 
 
 def _shard(items: Iterable[T], config: BatchConfig) -> Iterable[T]:

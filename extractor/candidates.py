@@ -67,6 +67,11 @@ class MemoryCandidate(BaseModel):
     parent_memory_ids: list[str] = Field(default_factory=list)
     evidence_ids: list[str] = Field(description="Ids of the messages that hold the evidence.")
     source_span: SourceSpan
+    repeated_spans: list[SourceSpan] = Field(
+        default_factory=list,
+        description="Other spans of the conversation saying the same thing (see "
+        "extractor.repetition); evidence of repetition, never of more authority.",
+    )
     span_corrected: bool = Field(
         default=False, description="True when the system corrected the extractor's offsets."
     )

@@ -50,6 +50,7 @@ from .errors import (
     PolicyError,
 )
 from .prompts import Prompt, load_prompt
+from .repetition import fold_repeats
 from .results import ConversationResult, InputRef, RunProvenance, Stage, Timings
 from .validation import ValidationOptions, ValidationReport, validate_extraction
 
@@ -183,13 +184,14 @@ class Extractor:
             schema_version=SCHEMA_VERSION,
             extractor_version=__version__,
         )
-        return build_candidates(
+        built = build_candidates(
             report.accepted,
             conv,
             provenance=provenance,
             recorded_at=recorded_at,
             corrected_ids=frozenset(c.candidate_id for c in report.corrections),
         )
+        return fold_repeats(built)
 
     def _result(
         self,

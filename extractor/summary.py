@@ -32,6 +32,7 @@ from .clients.base import Usage
 from .results import ConversationResult, FailureRecord
 
 LIMIT_CODE = "CANDIDATE_LIMIT_EXCEEDED"
+MAX_EXAMPLES = 5
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -47,6 +48,14 @@ class RunSummary(BaseModel):
     processed: int = Field(default=0, description="Results written by this run.")
     failed: int = Field(default=0, description="Failure records written by this run.")
     skipped: int = Field(default=0, description="Already in --out or the failures file.")
+    duplicates: int = Field(
+        default=0,
+        description="Inputs that were the same conversation (id and content) as an earlier "
+        "input: counted, not processed again.",
+    )
+    duplicate_examples: list[str] = Field(
+        default_factory=list, description="The first few duplicates: 'where = first seen'."
+    )
     candidates: int = 0
     candidates_by_state: dict[str, int] = Field(
         default_factory=dict, description="Admitted lifecycle state -> count."
@@ -111,6 +120,12 @@ class RunSummary(BaseModel):
         self.failed += 1
         _bump(self.failures_by_stage, [failure.stage])
 
+    def add_duplicate(self, where: str, first: str) -> None:
+        self.conversations += 1
+        self.duplicates += 1
+        if len(self.duplicate_examples) < MAX_EXAMPLES:
+            self.duplicate_examples.append(f"{where} = {first}")
+
     def add_skipped(self) -> None:
         self.conversations += 1
         self.skipped += 1
@@ -134,7 +149,11 @@ def summary_table(summary: RunSummary) -> Table:
     table.add_column("what", style="bold")
     table.add_column("count", justify="right")
     done = f"{summary.processed} processed, {summary.failed} failed, {summary.skipped} skipped"
+    if summary.duplicates:
+        done += f", {summary.duplicates} duplicates"
     table.add_row("conversations", f"{summary.conversations} ({done})")
+    for example in summary.duplicate_examples:
+        table.add_row("  duplicate", example)
     table.add_row("candidates", f"{summary.candidates} ({summary.persisted} persist)")
     for state, n in summary.candidates_by_state.items():
         table.add_row(f"  {state}", str(n))

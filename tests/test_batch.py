@@ -221,12 +221,19 @@ def test_a_partial_trailing_line_is_truncated_and_redone(tmp_path: Path) -> None
     assert (summary.skipped, summary.processed) == (2, 3)
 
 
-def test_duplicate_inputs_are_each_recorded_once(tmp_path: Path) -> None:
+def test_a_duplicate_input_is_processed_once_and_reported(tmp_path: Path) -> None:
     src = write_jsonl(tmp_path / "in.jsonl", [conv_line("a"), conv_line("a"), conv_line("b")])
+    other = write_jsonl(tmp_path / "other.jsonl", [conv_line("b"), conv_line("c")])
     out = tmp_path / "out.jsonl"
-    run_batch([src], extractor_with(Client()), BatchConfig(out=out))
-    run_batch([src], extractor_with(Client()), BatchConfig(out=out))
-    assert [r["conversation_id"] for r in read_lines(out)] == ["a", "a", "b"]
+    first = run_batch([src, other], extractor_with(Client()), BatchConfig(out=out))
+    assert (first.processed, first.duplicates) == (3, 2)
+    assert first.duplicate_examples == [f"{src}:2 = {src}:1", f"{other}:1 = {src}:3"]
+    again = run_batch([src, other], extractor_with(Client()), BatchConfig(out=out))
+    assert (again.processed, again.skipped, again.duplicates) == (0, 3, 2)
+    lines = read_lines(out)
+    assert [r["conversation_id"] for r in lines] == ["a", "b", "c"]
+    ids = [c["memory_id"] for r in lines for c in r["candidates"]]
+    assert len(ids) == len(set(ids)), "no memory id written twice"
 
 
 def test_retry_failed_attempts_earlier_failures_again(tmp_path: Path) -> None:
@@ -382,15 +389,20 @@ def test_every_input_ends_in_exactly_one_of_the_two_files(
         out, failures = d / "out.jsonl", d / "out.jsonl.failures.jsonl"
         run_batch([src], extractor_with(Client()), BatchConfig(out=out))
         expected = _keys(out, failures)
-        assert sum(expected.values()) == len(items)
+        # Each distinct conversation once (a repeated one is a duplicate), each bad line once.
+        distinct = len({i for i in items if i.startswith('{"id"') and '"messages": []' not in i})
+        bad = sum(1 for i in items if not i.startswith('{"id"') or '"messages": []' in i)
+        assert sum(expected.values()) == distinct + bad
+        assert max(expected.values()) == 1
         # Simulate a crash: keep a prefix of each file, plus a torn fragment of the next line.
         for path in (out, failures):
             lines = path.read_bytes().splitlines(keepends=True)
             fragment = lines[kept][:torn] if kept < len(lines) else b""
             path.write_bytes(b"".join(lines[:kept]) + fragment)
-        run_batch([src], extractor_with(Client()), BatchConfig(out=out))
+        again = run_batch([src], extractor_with(Client()), BatchConfig(out=out))
         assert _keys(out, failures) == expected
         assert read_done(out) + read_done(failures) == expected
+        assert again.conversations == len(items)
 
 
 def test_shard_totals_are_what_each_shard_takes(tmp_path: Path) -> None:
