@@ -218,6 +218,7 @@ class Extractor:
             rejections=rejections,
             rejections_omitted=omitted,
             corrections=report.corrections,
+            content_corrections=report.content_corrections,
             usage=raw.usage,
             attempts=raw.attempts,
             failed_attempts=[bounded_attempt(a) for a in raw.failed_attempts],

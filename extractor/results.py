@@ -17,6 +17,7 @@ from .candidates import MemoryCandidate
 from .clients.base import AttemptRecord, Usage
 from .decisions import AdmissionDecision
 from .hashing import writable
+from .proposal.events import ContentCorrection
 from .validation import Rejection, SpanCorrection
 
 TENANT_HELP = (
@@ -82,6 +83,10 @@ class ConversationResult(BaseModel):
         "the first few are kept as a sample, the rest are counted here.",
     )
     corrections: list[SpanCorrection] = Field(default_factory=list)
+    content_corrections: list[ContentCorrection] = Field(
+        default_factory=list,
+        description="Event contents the model worded otherwise, replaced by the system's.",
+    )
     usage: Usage = Field(default_factory=Usage)
     attempts: int = 1
     failed_attempts: list[AttemptRecord] = Field(default_factory=list)

@@ -3,8 +3,10 @@
 Input is the model's raw output (parsed JSON, a JSON string, or an
 :class:`~extractor.extraction.ExtractionOutput`); validation works candidate by candidate on the
 raw data, so one malformed candidate never sinks the others, and a rejection keeps the raw
-candidate it rejected. Nothing is silently "fixed": the one correction allowed -- offsets of a
-quote that occurs exactly once in its message -- is recorded in ``corrections``.
+candidate it rejected. Nothing is silently "fixed": the two corrections allowed are recorded --
+offsets of a quote that occurs exactly once in its message (``corrections``), and the content of
+an event, which is always the system's template over its quote, never the model's wording
+(``content_corrections``, see :mod:`extractor.proposal.events`).
 
 Rules, each with its error code (:class:`Code`):
 
@@ -37,8 +39,9 @@ from .conversation import DEFAULT_MAX_CANDIDATES, Conversation, Message
 from .errors import ExtractionOutputError
 from .extraction import CandidateUnit, ExtractionOutput
 from .hashing import MAX_WRITABLE_DEPTH, nested_deeper_than, writable
+from .proposal.events import ContentCorrection, content_correction, with_event_content
 from .temporal import interval, ordered, resolve
-from .vocab import CandidateKind, MemoryType, Origin, Role, TemporalKind
+from .vocab import OBSERVATION_TYPES, CandidateKind, MemoryType, Origin, Role, TemporalKind
 
 
 class Code(StrEnum):
@@ -106,6 +109,7 @@ class ValidationReport(BaseModel):
     accepted: list[CandidateUnit] = Field(default_factory=list)
     rejections: list[Rejection] = Field(default_factory=list)
     corrections: list[SpanCorrection] = Field(default_factory=list)
+    content_corrections: list[ContentCorrection] = Field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -445,11 +449,7 @@ def uncertainty_cues(text: str) -> Cues:
 
 def check_uncertainty(unit: CandidateUnit) -> None:
     cues = uncertainty_cues(unit.span.quote)
-    if not cues.any or (
-        unit.kind is CandidateKind.OBSERVATION
-        and unit.memory_type is MemoryType.ASSERTION_EVENT
-        and _quotes_whole(unit)
-    ):
+    if not cues.any or (unit.memory_type in OBSERVATION_TYPES and _quotes_whole(unit)):
         return
     if (cues.hedged or cues.approximate) and not unit.uncertainty.hedges:
         raise _Reject(
@@ -482,7 +482,8 @@ def check_uncertainty(unit: CandidateUnit) -> None:
 
 
 def _quotes_whole(unit: CandidateUnit) -> bool:
-    """An assertion event whose content contains the quote verbatim keeps every hedge in it."""
+    """An event's content is its template over the whole quote (:mod:`extractor.proposal.events`),
+    so it keeps every hedge of the quote."""
     return unit.span.quote in unit.content
 
 
@@ -612,6 +613,9 @@ def validate_extraction(
                     )
                 }
             )
+        fixed = content_correction(item, unit)
+        if fixed is not None:
+            report.content_corrections.append(fixed)
         units[unit.id] = (index, unit, item)
         roles[unit.id] = message.role
         identities[identity] = unit.id
@@ -621,6 +625,9 @@ def validate_extraction(
     report.rejections.sort(key=lambda r: r.index)
     accepted_ids = {u.id for u in report.accepted}
     report.corrections = [c for c in report.corrections if c.candidate_id in accepted_ids]
+    report.content_corrections = [
+        c for c in report.content_corrections if c.candidate_id in accepted_ids
+    ]
     return report
 
 
@@ -642,6 +649,7 @@ def _check_one(
         check_no_certification(item, quote if isinstance(quote, str) else "")
     unit = parse_unit(item)
     message, correction = ground_span(unit, conversation, opts)
+    unit = with_event_content(unit, message, conversation)  # an event holds exactly its words
     check_origin(unit, message)
     check_uncertainty(unit)
     check_time(unit, message)

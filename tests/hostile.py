@@ -32,9 +32,9 @@ MESSAGES: list[dict[str, Any]] = [
 ]
 BASE = conversation_from_data({"id": "base", "messages": MESSAGES})
 DEFAULTS = {
-    Role.USER: ("OBSERVATION", "ASSERTION_EVENT", "USER", "User stated: {quote}"),
+    Role.USER: ("OBSERVATION", "ASSERTION_EVENT", "USER", 'User stated: "{quote}"'),
     Role.ASSISTANT: ("PROPOSITION", "MODEL_INFERENCE", "MODEL_OUTPUT", "{quote}"),
-    Role.TOOL: ("OBSERVATION", "TOOL_OBSERVATION", "TOOL", "Search returned: {quote}"),
+    Role.TOOL: ("OBSERVATION", "TOOL_OBSERVATION", "TOOL", 'Tool search returned: "{quote}"'),
 }
 #: Origins the transcript supports for text of each role.
 SUPPORTED_ORIGINS = {

@@ -65,7 +65,7 @@ class Client:
                 "span": {"message_id": "m0", "quote": text, "start": 0, "end": len(text)},
                 "kind": "OBSERVATION",
                 "memory_type": "ASSERTION_EVENT",
-                "content": f"The user said: {text}",
+                "content": f'User stated: "{text}"',
                 "origin": "USER",
             }
             return ClientResult(
@@ -205,8 +205,8 @@ def test_a_changed_conversation_is_processed_again(tmp_path: Path) -> None:
     write_jsonl(src, [conv_line("a", "I like coffee.")])
     run_batch([src], extractor_with(Client()), BatchConfig(out=out))
     assert [r["candidates"][0]["content"] for r in read_lines(out)] == [
-        "The user said: I like tea.",
-        "The user said: I like coffee.",
+        'User stated: "I like tea."',
+        'User stated: "I like coffee."',
     ]
 
 

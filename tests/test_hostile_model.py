@@ -200,8 +200,7 @@ SCRIPTED: dict[str, tuple[str | None, Rejected | Failed]] = {
             candidate(
                 "c4",
                 "m0",
-                "My manager is Alice.",
-                content="Alice manages the user.",
+                "Alice",
                 parent_ids=["c4"],
             ),
         ),

@@ -392,4 +392,4 @@ def test_tool_observation_keeps_the_tool_name_as_spelled():
         {"role": "tool", "tool_call_id": "t1", "content": "Light rain from 07:00 to 10:00."},
     )  # fmt: skip
     (obs,) = [c for c in cands if c["memory_type"] == "TOOL_OBSERVATION"]
-    assert obs["content"].startswith("Tool get_forecast returned: Light rain")
+    assert obs["content"].startswith('Tool get_forecast returned: "Light rain')

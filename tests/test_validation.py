@@ -308,7 +308,7 @@ def test_structure_parents_links_and_cascade():
     report = validate_extraction({"candidates": [bad_parent, proposition()]}, CONV)
     assert codes(report) == ["ORIGIN_LAUNDERING", "PARENT_REJECTED"]
     cyc_a = {**event("a"), "parent_ids": ["b"]}
-    cyc_b = {**event("b"), "content": "User stated who their manager is.", "parent_ids": ["a"]}
+    cyc_b = {**event("b", quote="My manager"), "parent_ids": ["a"]}
     assert set(codes(validate_extraction({"candidates": [cyc_a, cyc_b]}, CONV))) == {"PARENT_CYCLE"}
     dup = validate_extraction({"candidates": [event(), event()]}, CONV)
     assert codes(dup) == ["DUPLICATE_ID"] and len(dup.accepted) == 1
@@ -323,7 +323,8 @@ def test_kind_must_match_memory_type():
 
 
 def test_candidate_limit():
-    many = [event(f"c{i}", content=f"User stated: My manager is Alice. ({i})") for i in range(5)]
+    quotes = ["My manager is Alice.", "My manager is", "manager is Alice.", "My", "Alice"]
+    many = [event(f"c{i}", quote=quote) for i, quote in enumerate(quotes)]
     report = validate_extraction({"candidates": many}, CONV, ValidationOptions(max_candidates=3))
     assert len(report.accepted) == 3 and codes(report) == ["CANDIDATE_LIMIT_EXCEEDED"] * 2
 

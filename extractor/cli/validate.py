@@ -53,6 +53,8 @@ def validate(
         for c in report.corrections:
             click.echo(f"corrected {c.candidate_id}: [{c.claimed_start}:{c.claimed_end}] -> "
                        f"[{c.start}:{c.end}]")  # fmt: skip
+        for e in report.content_corrections:
+            click.echo(f"corrected {e.candidate_id}: content -> {e.content}")
         for r in report.rejections:
             click.echo(rejection_line(r))
     raise SystemExit(EXIT_OK if report.ok else EXIT_REJECTED)

@@ -12,6 +12,7 @@ import re
 
 from ..conversation import Conversation, Message
 from ..extraction import Uncertainty
+from ..proposal.events import event_content
 from ..vocab import CandidateKind, Capability, MemoryType, Origin, Role
 from .cues import is_certification, is_injection, non_fact
 from .draft import (
@@ -75,7 +76,7 @@ def tool_groups(message: Message, conversation: Conversation) -> list[Group]:
         piece=piece,
         kind=CandidateKind.OBSERVATION,
         memory_type=MemoryType.TOOL_OBSERVATION,
-        content=keep_uncertainty(piece.text, _observed(tool, piece.text, error is not None)),
+        content=event_content(MemoryType.TOOL_OBSERVATION, piece.text, message, conversation),
         origin=Origin.TOOL,
         temporal=point_in_time(message.timestamp),
         entities=entities_in(piece.text),
@@ -235,10 +236,3 @@ def _clip(piece: Piece) -> Piece:
 def _short(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= MAX_CONTENT_QUOTE_CHARS else flat[:MAX_CONTENT_QUOTE_CHARS] + "…"
-
-
-def _observed(tool: str, quote: str, error: bool) -> str:
-    verb = "reported an error" if error else "returned"
-    # a tool's name is an identifier ("get_forecast"): keep its spelling, never capitalize it
-    subject = "The tool" if tool == "the tool" else f"Tool {tool}"
-    return finish(f"{subject} {verb}: {_short(quote)}")
