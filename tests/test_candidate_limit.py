@@ -49,7 +49,9 @@ def user_event(mid: str, quote: str, cid: str, content: str | None = None) -> di
 
 class Flood:
     """Each call: one honest candidate per user message of the chunk, then ``extra`` junk
-    candidates (valid in shape, each a distinct claim) and a failed attempt of ``raw`` text."""
+    candidates (valid in shape, each a distinct claim linked to the first statement; an event's
+    content is its template, so junk events would all be one memory) and a failed attempt of
+    ``raw`` text."""
 
     def __init__(self, extra: int = 0, raw: str | None = None) -> None:
         self.extra, self.raw = extra, raw
@@ -65,9 +67,11 @@ class Flood:
         items = [user_event(m.id or "", m.text, f"u{m.id}") for m in users]
         first = users[0]
         items += [
-            user_event(first.id or "", first.text, f"x{i}", f'User stated: "{first.text}" #{i}')
+            {**user_event(first.id or "", first.text, f"x{i}", f"User moved (claim #{i})."),
+             "kind": "PROPOSITION", "memory_type": "WORLD_PROPOSITION",
+             "parent_ids": [f"u{first.id}"]}
             for i in range(self.extra)
-        ]
+        ]  # fmt: skip
         failed = (
             [AttemptRecord(attempt=1, error="not JSON", raw_output=self.raw)] if self.raw else []
         )
