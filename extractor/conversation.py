@@ -53,10 +53,22 @@ DEFAULT_MAX_CANDIDATES = 200
 INPUT_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
 UTF8_BOM = b"\xef\xbb\xbf"
 
-#: ISO 8601 date or date-time as accepted for message timestamps (a bare number is not).
-ISO_TIMESTAMP_PATTERN = (
-    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:?\d{2})?$"
+_YEAR = r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"  # 0001-9999
+_MONTH_DAY = (
+    r"(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)"
+    r"|(?:0[13578]|1[02])-31)"
 )
+_LEAP_DAY = (
+    r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][48]|[13579][26]|[2468]0)00)-02-29"
+)
+_TIME = (
+    r"[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,6})?)?"
+    r"(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])?"
+)
+#: ISO 8601 date or date-time as accepted for message timestamps (a bare number is not): only
+#: real calendar dates and clock times (ASCII digits), so that every string the published schema
+#: accepts is one the loader accepts.
+ISO_TIMESTAMP_PATTERN = rf"^(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_DAY})(?:{_TIME})?$"
 _ISO_TIMESTAMP = re.compile(ISO_TIMESTAMP_PATTERN)
 
 

@@ -16,6 +16,7 @@
     ├── StoreError                      the memory store could not be used (or a bad request)
     │   ├── UnknownMemory               no such memory, claim or source (carries ref)
     │   └── ErasureIncomplete           erased content is still readable (carries locations)
+    ├── KeyStoreError                   the HTTP service's API key store refused an operation
     ├── OutputWriteError                a result or failures file could not be written
     └── PipelineError                   a pipeline stage failed unexpectedly (carries the stage)
 
@@ -128,6 +129,13 @@ class PolicyError(ExtractorError):
 
 class LedgerError(ExtractorError):
     code = "LEDGER_ERROR"
+
+
+class KeyStoreError(ExtractorError):
+    """The API key store (``extractor keys``, ``extractor serve --keys``) could not be opened,
+    or was asked for something it cannot do (an unknown key id, an invalid tenant name)."""
+
+    code = "KEY_STORE_ERROR"
 
 
 class OutputWriteError(ExtractorError):

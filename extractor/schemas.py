@@ -28,6 +28,18 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 DEFAULT_SCHEMAS_DIR = shipped_dir("schemas")
 
 
+_OwnerId = Annotated[str, Field(strict=True)] | Annotated[int, Field(strict=True)] | None
+
+
+class ConversationMetadata(BaseModel):
+    """Free-form metadata; ``tenant`` and ``user_id``, when present, are strings (or integers)."""
+
+    model_config = ConfigDict(extra="allow", title="ConversationMetadata")
+
+    tenant: _OwnerId = None
+    user_id: _OwnerId = None
+
+
 class ConversationObject(BaseModel):
     """A conversation object as users send it; ``id`` is derived from content when missing."""
 
@@ -35,14 +47,16 @@ class ConversationObject(BaseModel):
 
     id: Annotated[str, Field(strict=True)] | Annotated[int, Field(strict=True)] | None = None
     messages: list[Message] = Field(min_length=1)
-    metadata: dict[str, Any] = Field(
-        default_factory=dict,
+    metadata: ConversationMetadata = Field(
+        default_factory=lambda: ConversationMetadata(),
         description="Free-form. 'tenant' and 'user_id' (strings) say whose memory the "
         "conversation is; the run's --tenant / --subject win over them.",
     )
 
 
-class ConversationInput(RootModel[ConversationObject | list[Message]]):
+class ConversationInput(
+    RootModel[ConversationObject | Annotated[list[Message], Field(min_length=1)]]
+):
     """One conversation: an object with ``messages``, or a bare list of messages."""
 
 
@@ -82,9 +96,32 @@ def _store_derivation() -> Any:
     return derivation
 
 
+#: How this package writes a date-time: ISO 8601, with the UTC offset only when the source had
+#: one (a message timestamp without an offset stays without one). JSON Schema's ``date-time``
+#: format (RFC 3339) requires the offset, so the published schemas say this instead.
+DATETIME_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})?$",
+}
+
+
+def datetimes_as_written(node: Any) -> Any:
+    """``node`` with each string ``format: date-time`` as :data:`DATETIME_SCHEMA` instead."""
+    if isinstance(node, list):
+        return [datetimes_as_written(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: datetimes_as_written(value) for key, value in node.items()}
+    if out.get("format") == "date-time" and out.get("type") == "string":
+        del out["format"]
+        out.update(DATETIME_SCHEMA)
+    return out
+
+
 def schema_for(name: str) -> dict[str, Any]:
     model = SCHEMAS[name]()
-    body = model.model_json_schema(mode="validation")
+    body = datetimes_as_written(model.model_json_schema(mode="validation"))
     return {
         "$schema": DIALECT,
         "$id": f"urn:memory-candidate-extractor:schema:{name}:{SCHEMA_VERSION}",

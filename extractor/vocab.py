@@ -95,6 +95,20 @@ class Capability(StrEnum):
     PROCEDURE_IMITATION = "PROCEDURE_IMITATION"
 
 
+class Scope(StrEnum):
+    """The operations an API key of the HTTP service may perform."""
+
+    EXTRACT = "extract"
+    INGEST = "ingest"
+    READ = "read"
+    REVOKE = "revoke"
+    ERASE = "erase"
+
+
+#: What a new API key may do unless told otherwise: no revocation, no erasure.
+DEFAULT_SCOPES = (Scope.EXTRACT, Scope.INGEST, Scope.READ)
+
+
 class TemporalKind(StrEnum):
     TIMELESS = "TIMELESS"
     CURRENT = "CURRENT"

@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 from extractor.conversation import Limits
 from extractor.schemas import schema_for
 from extractor.server import create_app, serve_in_thread
+from extractor.service import ServiceLimits
 from extractor.testing import mock_llm_extractor_for
 
 CONVERSATION = {
@@ -37,7 +38,9 @@ def base_url() -> Iterator[str]:
     from extractor.testing import fixed_clock
 
     extractor = Extractor(OfflineClient(), clock=fixed_clock, limits=Limits(max_messages=20))
-    with serve_in_thread(create_app(extractor, max_body_bytes=4096)) as url:
+    limits = ServiceLimits(max_body_bytes=4096, rate_per_s=None)
+    app = create_app(extractor, no_auth=True, service_limits=limits)
+    with serve_in_thread(app) as url:
         yield url
 
 
@@ -200,7 +203,8 @@ def test_any_json_body_gets_200_or_a_clear_4xx(http: httpx.Client, body: Any):
 def served(request: pytest.FixtureRequest, mock_llm_server) -> Iterator[httpx.Client]:
     options = getattr(request, "param", {})
     extractor = mock_llm_extractor_for(mock_llm_server, max_rate_limit_retries=0, **options)
-    with serve_in_thread(create_app(extractor)) as url, httpx.Client(base_url=url) as client:
+    app = create_app(extractor, no_auth=True)
+    with serve_in_thread(app) as url, httpx.Client(base_url=url) as client:
         yield client
 
 
@@ -247,13 +251,16 @@ def test_a_retried_rate_limit_is_invisible_to_the_caller(served: httpx.Client, m
 
 def test_without_fastapi_the_plugin_loads_and_serve_explains(monkeypatch):
     monkeypatch.setitem(sys.modules, "fastapi", None)
-    monkeypatch.delitem(sys.modules, "extractor.server")
+    for name in [
+        n for n in sys.modules if n == "extractor.server" or n.startswith("extractor.service")
+    ]:
+        monkeypatch.delitem(sys.modules, name)
     importlib.reload(importlib.import_module("extractor.testing"))
     with pytest.raises(ImportError, match=r"needs the 'server' extra"):
         importlib.import_module("extractor.server")
     from extractor.cli import cli
 
-    result = CliRunner().invoke(cli, ["serve", "--port", "0"])
+    result = CliRunner().invoke(cli, ["serve", "--port", "0", "--no-auth"])
     assert result.exit_code == 2
     assert "pip install 'memory-candidate-extractor[server]'" in result.stderr
 
@@ -262,7 +269,7 @@ def test_serve_takes_the_model_options_of_run_with_the_same_checks() -> None:
     from extractor.cli import cli
 
     result = CliRunner().invoke(
-        cli, ["serve", "--model", "m", "--base-url", "http://127.0.0.1:9", "--api-key", "k",
+        cli, ["serve", "--no-auth", "--model", "m", "--base-url", "http://127.0.0.1:9", "--api-key", "k",
               "--mode", "telepathy", "--limit-candidates", "3"],
     )  # fmt: skip
     assert result.exit_code == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -16,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
-EXTRACTOR = Path(sys.executable).parent / "extractor"
+BIN = Path(sys.executable).parent
 
 
 def free_port() -> int:
@@ -25,37 +26,47 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_for(port: int, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            return
+        except httpx.TransportError:
+            assert server.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.1)
+
+
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the documented commands use curl")
-def test_documented_commands_work():
+def test_documented_commands_work(tmp_path: Path):
     (script,) = re.findall(r"```bash\n(.*?)```", DOC, re.DOTALL)
-    serve, *calls = script.strip().splitlines()
-    assert serve == "extractor serve --port 8000 &"
+    create, serve, *calls = script.strip().splitlines()
+    assert serve == "extractor serve --keys keys.sqlite --port 8000 &"
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    run = lambda command: subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,  # noqa: E731
+                                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run(create).returncode == 0
     port = free_port()
-    server = subprocess.Popen([str(EXTRACTOR), "serve", "--port", str(port)],
+    server = subprocess.Popen([str(BIN / "extractor"), "serve", "--keys", "keys.sqlite",
+                               "--port", str(port)], cwd=tmp_path,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert server.poll() is None and time.monotonic() < deadline, "serve did not start"
-                time.sleep(0.1)
+        wait_for(port, server)
         outputs = []
         for call in calls:
             assert call.startswith("curl ")
-            command = call.replace(":8000/", f":{port}/")
-            done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True,
-                                  text=True, timeout=60)  # fmt: skip
+            done = run(call.replace(":8000/", f":{port}/"))
             assert done.returncode == 0, done.stderr
             outputs.append(json.loads(done.stdout))
     finally:
         server.terminate()
         server.wait(timeout=30)
-    health, support, bare, bad, schema = outputs
+    health, support, bare, bad, anonymous, schema = outputs
     assert health["status"] == "ok"
     assert support["conversation_id"] == "support-42" and support["candidates"]
+    assert support["tenant"] == "acme"
     assert bare["conversation_id"].startswith("conv-")
     assert bad["error"]["field"] == "messages[0].role"
+    assert anonymous["error"]["code"] == "UNAUTHENTICATED"
     assert schema["$id"].startswith("urn:memory-candidate-extractor:schema:conversation:")

@@ -19,6 +19,7 @@ import click
 from ._common import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
 from .admit import admit
 from .eval import eval_command
+from .keys import keys
 from .ledger import ledger
 from .mock_server import mock_server
 from .run import run
@@ -41,6 +42,7 @@ def cli() -> None:
 
 cli.add_command(admit)
 cli.add_command(eval_command)
+cli.add_command(keys)
 cli.add_command(ledger)
 cli.add_command(mock_server)
 cli.add_command(run)

@@ -1,0 +1,123 @@
+"""The OpenAPI document is the contract: published, complete, and held by schemathesis."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from extractor.clients.offline import OfflineClient
+from extractor.conversation import ISO_TIMESTAMP_PATTERN, conversation_from_data
+from extractor.pipeline import Extractor
+from extractor.schemas import schema_for
+from extractor.service import KeyStore, Scope, ServiceLimits, create_app, openapi, serve_in_thread
+from extractor.testing import fixed_clock
+from extractor.vocab import Capability
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
+PUBLISHED = json.loads((ROOT / "schemas" / "openapi.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    keys = KeyStore(tmp_path_factory.mktemp("keys") / "keys.sqlite")
+    _, token = keys.create(tenant="acme", caller="fuzzer", scopes=list(Scope),
+                           purposes=list(Capability))  # fmt: skip
+    extractor = Extractor(OfflineClient(), clock=fixed_clock)
+    app = create_app(extractor, keys=keys, service_limits=ServiceLimits(rate_per_s=None))
+    with serve_in_thread(app) as url:
+        yield url, token
+    keys.close()
+
+
+def test_the_published_document_is_what_the_service_serves(service: tuple[str, str]):
+    url, _ = service
+    assert httpx.get(f"{url}/openapi.json").json() == PUBLISHED
+    assert not openapi.drifted(ROOT / "schemas"), "run 'extractor schema --write'"
+
+
+def operations() -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in PUBLISHED["paths"].items():
+        for method, operation in item.items():
+            yield path, method, operation
+
+
+def test_every_post_declares_the_published_conversation_schema_as_its_body():
+    for _path, method, operation in operations():
+        if method == "post":
+            body = operation["requestBody"]
+            assert body["required"] is True
+            media = body["content"]["application/json"]
+            assert media["schema"] == {"$ref": "#/components/schemas/ConversationInput"}
+            assert media["example"]["messages"]
+    component = PUBLISHED["components"]["schemas"]["ConversationObject"]
+    assert component["required"] == ["messages"]
+
+
+def test_every_response_has_its_schema_and_an_example_valid_against_it():
+    for path, method, operation in operations():
+        for status, response in operation["responses"].items():
+            media = response["content"]["application/json"]
+            schema = {**media["schema"], "components": PUBLISHED["components"]}
+            errors = list(Draft202012Validator(schema).iter_errors(media["example"]))
+            assert not errors, (path, method, status, errors[0].message)
+            if status != "200":
+                assert media["example"]["error"]["code"]
+
+
+def test_routes_that_do_work_declare_auth_and_every_error_status():
+    security = PUBLISHED["components"]["securitySchemes"]["ApiKey"]
+    assert (security["type"], security["scheme"]) == ("http", "bearer")
+    extract = PUBLISHED["paths"]["/v1/extract"]["post"]
+    assert extract["security"] == [{"ApiKey": []}]
+    assert set(extract["responses"]) == {"200", "400", "401", "403", "413", "415", "422", "429",
+                                         "500", "502", "503", "504"}  # fmt: skip
+    assert extract["responses"]["401"]["headers"]["WWW-Authenticate"]["required"]
+    assert extract["responses"]["429"]["headers"]["Retry-After"]["required"]
+    for path in ("/healthz", "/v1/schemas/{name}"):
+        assert "security" not in PUBLISHED["paths"][path]["get"]
+
+
+def test_schemathesis_finds_no_failure_with_every_check(service: tuple[str, str], tmp_path: Path):
+    url, token = service
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks",
+           "PYTHONPATH": str(ROOT / "tests")}  # fmt: skip
+    command = [str(SCHEMATHESIS), "run", f"{url}/openapi.json", "--checks", "all",
+               "--header", f"Authorization: Bearer {token}", "--max-examples", "25",
+               "--seed", "20261201", "--generation-database", "none", "--no-color",
+               "--workers", "1"]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert "No issues found" in done.stdout
+
+
+@settings(max_examples=200)
+@given(st.from_regex(ISO_TIMESTAMP_PATTERN, fullmatch=True))
+def test_every_timestamp_the_schema_accepts_the_loader_accepts(timestamp: str):
+    conversation = {"messages": [{"role": "user", "content": "hi", "timestamp": timestamp}]}
+    assert Draft202012Validator(schema_for("conversation")).is_valid(conversation)
+    assert conversation_from_data(conversation).messages[0].timestamp is not None
+
+
+def test_date_times_are_published_as_this_package_writes_them(offline_extractor):
+    naive = {"messages": [{"role": "user", "content": "My manager is Alice.",
+                           "timestamp": "2024-05-10T09:00:00"}]}  # fmt: skip
+    line = offline_extractor.process(naive).model_dump(mode="json")
+    assert line["candidates"][0]["observed_at"] == "2024-05-10T09:00:00"
+    assert list(Draft202012Validator(schema_for("result")).iter_errors(line)) == []
+    # RFC 3339 date-time requires an offset, which a naive message timestamp does not have:
+    # no published document may promise it (the pattern above is what is checked instead).
+    for path in (ROOT / "schemas").glob("*.json"):
+        assert '"date-time"' not in path.read_text(encoding="utf-8"), path.name
