@@ -43,6 +43,7 @@ from pydantic import (
 from .errors import InputError, InputLocation, LimitExceeded
 from .formats import AUTO, UnknownFormat, is_conversation_list, to_native
 from .formats.openai_chat import ROLE_ALIASES
+from .formats.timestamps import MS_THRESHOLD
 from .hashing import canonical_json, content_hash
 from .vocab import Commitment, Role
 
@@ -65,6 +66,12 @@ _TIME = (
     r"[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,6})?)?"
     r"(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])?"
 )
+#: Epoch numbers a message timestamp may be: 0001-01-01 in seconds, in milliseconds, and the
+#: end of 9999 in milliseconds (see :mod:`extractor.formats.timestamps`).
+EPOCH_S_MIN = -62_135_596_800
+EPOCH_MS_MIN = EPOCH_S_MIN * 1000
+EPOCH_MS_END = 253_402_300_800_000
+
 #: ISO 8601 date or date-time as accepted for message timestamps (a bare number is not): only
 #: real calendar dates and clock times (ASCII digits), so that every string the published schema
 #: accepts is one the loader accepts.
@@ -136,7 +143,10 @@ class Message(BaseModel):
             {
                 "anyOf": [
                     {"type": "string", "pattern": ISO_TIMESTAMP_PATTERN},
-                    {"type": "number"},
+                    # Epoch numbers the loader can place in years 1-9999: seconds below 1e11,
+                    # milliseconds from +-1e11 on.
+                    {"type": "number", "minimum": EPOCH_MS_MIN, "maximum": -MS_THRESHOLD},
+                    {"type": "number", "minimum": EPOCH_S_MIN, "exclusiveMaximum": EPOCH_MS_END},
                     {"type": "null"},
                 ],
                 "description": "ISO 8601 date or date-time of the message (without a zone: "

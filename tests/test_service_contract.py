@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 
 from extractor.clients.offline import OfflineClient
 from extractor.conversation import ISO_TIMESTAMP_PATTERN, conversation_from_data
+from extractor.errors import InputError
 from extractor.pipeline import Extractor
 from extractor.schemas import schema_for
 from extractor.service import KeyStore, Scope, ServiceLimits, create_app, openapi, serve_in_thread
@@ -109,6 +110,27 @@ def test_every_timestamp_the_schema_accepts_the_loader_accepts(timestamp: str):
     conversation = {"messages": [{"role": "user", "content": "hi", "timestamp": timestamp}]}
     assert Draft202012Validator(schema_for("conversation")).is_valid(conversation)
     assert conversation_from_data(conversation).messages[0].timestamp is not None
+
+
+EDGES = [-62_135_596_800_000, -100_000_000_000, -62_135_596_800, 100_000_000_000,
+         253_402_300_800_000]  # fmt: skip
+
+
+@settings(max_examples=300)
+@given(
+    st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers()
+    | st.sampled_from(EDGES).flatmap(lambda edge: st.floats(edge - 2, edge + 2))
+    | st.sampled_from(EDGES).flatmap(lambda edge: st.integers(edge - 2, edge + 2))
+)
+def test_schema_and_loader_agree_on_epoch_timestamps(epoch: float):
+    conversation = {"messages": [{"role": "user", "content": "hi", "timestamp": epoch}]}
+    try:
+        conversation_from_data(conversation)
+        loaded = True
+    except InputError:
+        loaded = False
+    assert Draft202012Validator(schema_for("conversation")).is_valid(conversation) == loaded
 
 
 def test_date_times_are_published_as_this_package_writes_them(offline_extractor):
