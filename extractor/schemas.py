@@ -21,6 +21,7 @@ from .candidates import MemoryCandidate
 from .conversation import Message
 from .decisions import AdmissionDecision
 from .extraction import ExtractionOutput
+from .read.policy import ReadPolicyDocument
 from .results import ConversationResult, FailureRecord
 from .validation import ValidationReport
 
@@ -81,6 +82,7 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "store-corroboration": lambda: _store_models().Corroboration,
     "store-verify-report": lambda: _store_models().VerifyReport,
     "store-lineage": lambda: _store_models().Lineage,
+    "read-policy": lambda: ReadPolicyDocument,
 }
 
 

@@ -1,0 +1,135 @@
+"""Stage 2, relevance: rankers that only ever see the eligible slice.
+
+A :class:`Ranker` gets the query, the memories that passed stage 1 and ``k``, and returns at most
+``k`` :class:`Scored` claim ids, best first. Nothing else reaches it, so nothing ineligible can
+leak through a ranker, its logs or a remote reranker (seed §8). Every ranker breaks ties on
+``claim_id``, so a read is deterministic.
+
+* :class:`LexicalRanker` -- SQLite FTS5 BM25, the default; needs no model. The MATCH runs inside
+  SQLite joined to the eligible ids, so no ineligible row is ever returned to Python.
+* :class:`VectorRanker` -- exact cosine over the eligible slice with an :class:`Embedder`
+  (numpy, the ``embed`` extra). Exact, so a selective filter never loses recall: the top k is
+  the top k of the slice.
+* :class:`HybridRanker` -- reciprocal-rank fusion of several rankers.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from .models import MemoryView
+
+#: Temp table stage 1 fills with the eligible claim ids of the read in progress.
+ELIGIBLE_TABLE = "temp.read_eligible"
+#: Reciprocal-rank-fusion constant (Cormack et al. 2009).
+RRF_K = 60
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Scored:
+    claim_id: str
+    score: float
+
+
+@runtime_checkable
+class Ranker(Protocol):
+    """Ranks eligible memories for a query; ``name`` is recorded with every read."""
+
+    @property
+    def name(self) -> str: ...
+
+    def rank(self, query: str, eligible: Sequence[MemoryView], k: int) -> list[Scored]: ...
+
+
+def top_k(scores: Iterable[Scored], k: int) -> list[Scored]:
+    """Best ``k`` by score, ties broken on ``claim_id`` (ascending)."""
+    return sorted(scores, key=lambda s: (-s.score, s.claim_id))[:k]
+
+
+def fts_query(query: str) -> str | None:
+    """Free text as an FTS5 query: every word quoted (no operator can be injected), OR-ed."""
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(query))
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words) or None
+
+
+def create_fts(db: sqlite3.Connection, table: str = "read_fts") -> None:
+    """The lexical index the read path keeps: one row per claim (content, claim id)."""
+    db.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
+        "content, claim_id UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
+    )
+
+
+def index_fts(db: sqlite3.Connection, views: Iterable[MemoryView], table: str = "read_fts") -> int:
+    """Add claims to the lexical index that are not in it yet; returns how many were added."""
+    present = {row[0] for row in db.execute(f"SELECT claim_id FROM {table}")}
+    rows = [(v.content, v.claim_id) for v in views if v.claim_id not in present]
+    db.executemany(f"INSERT INTO {table} (content, claim_id) VALUES (?, ?)", rows)
+    return len(rows)
+
+
+def fill_eligible(db: sqlite3.Connection, claim_ids: Iterable[str]) -> None:
+    """(Re)fill the temp table of eligible ids that lexical ranking joins on."""
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS read_eligible (claim_id TEXT PRIMARY KEY)")
+    db.execute(f"DELETE FROM {ELIGIBLE_TABLE}")
+    db.executemany(f"INSERT OR IGNORE INTO {ELIGIBLE_TABLE} VALUES (?)", ((c,) for c in claim_ids))
+
+
+class LexicalRanker:
+    """BM25 over an FTS5 table, restricted in SQL to the eligible ids of the current read.
+
+    BM25's document frequencies are those of the whole index (statistics, never content, of
+    other rows); scores are negated so that higher is better.
+    """
+
+    name = "fts5-bm25"
+
+    def __init__(self, db: sqlite3.Connection, *, table: str = "read_fts") -> None:
+        self._db = db
+        self._table = table
+
+    def rank(self, query: str, eligible: Sequence[MemoryView], k: int) -> list[Scored]:
+        match = fts_query(query)
+        if match is None or not eligible:
+            return []
+        fill_eligible(self._db, (v.claim_id for v in eligible))
+        t = self._table
+        rows = self._db.execute(
+            f"SELECT f.claim_id, -bm25({t}) AS score FROM {t} AS f "
+            f"JOIN {ELIGIBLE_TABLE} AS e ON e.claim_id = f.claim_id "
+            f"WHERE {t} MATCH ? ORDER BY score DESC, f.claim_id LIMIT ?",
+            (match, k),
+        ).fetchall()
+        return [Scored(claim_id, float(score)) for claim_id, score in rows]
+
+
+class HybridRanker:
+    """Reciprocal-rank fusion: ``sum 1 / (RRF_K + rank)`` over the rankers, ties on claim id.
+
+    Each ranker contributes its top ``depth`` (default ``4 k``), so an item ranked well by one
+    ranker and absent from the other still surfaces.
+    """
+
+    def __init__(self, rankers: Sequence[Ranker], *, depth: int | None = None) -> None:
+        if not rankers:
+            raise ValueError("HybridRanker needs at least one ranker")
+        self._rankers = tuple(rankers)
+        self._depth = depth
+
+    @property
+    def name(self) -> str:
+        return "rrf(" + ",".join(r.name for r in self._rankers) + ")"
+
+    def rank(self, query: str, eligible: Sequence[MemoryView], k: int) -> list[Scored]:
+        depth = self._depth or 4 * k
+        fused: dict[str, float] = {}
+        for ranker in self._rankers:
+            for position, hit in enumerate(ranker.rank(query, eligible, depth), start=1):
+                fused[hit.claim_id] = fused.get(hit.claim_id, 0.0) + 1.0 / (RRF_K + position)
+        return top_k((Scored(c, s) for c, s in fused.items()), k)
