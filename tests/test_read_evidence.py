@@ -15,6 +15,7 @@ CONV = conversation_from_data(
 H = CONV.content_hash()
 QUOTE = "My manager is Alice."
 REF = f"{H}#m0[4:24]"
+QUOTE_HASH = text_hash(QUOTE)
 
 
 class Transcripts:
@@ -27,7 +28,7 @@ class Transcripts:
         return self.by_hash.get(conversation_hash)
 
 
-def _check(ref=REF, quote_hash=text_hash(QUOTE), transcripts=None, sources_admissible=True):
+def _check(ref=REF, quote_hash=QUOTE_HASH, transcripts=None, sources_admissible=True):
     return check_evidence(
         ref,
         quote_hash,
