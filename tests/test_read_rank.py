@@ -13,6 +13,7 @@ from read_factories import view
 
 from extractor.read.embed import HashingEmbedder, VectorRanker
 from extractor.read.rank import (
+    EligibleSlice,
     HybridRanker,
     LexicalRanker,
     Scored,
@@ -64,7 +65,7 @@ def test_lexical_ranker_ranks_only_the_eligible_ids(db):
     corpus = _corpus(200)
     index_fts(db, corpus)
     eligible = corpus[::10]
-    hits = LexicalRanker(db).rank("revenue manager", eligible, 50)
+    hits = LexicalRanker(db).rank("revenue manager", EligibleSlice.of(eligible), 50)
     ids = {v.claim_id for v in eligible}
     assert hits and {h.claim_id for h in hits} <= ids
     with_word = {v.claim_id for v in eligible if "revenue" in v.content or "manager" in v.content}
@@ -82,7 +83,7 @@ def test_exact_cosine_over_a_one_percent_slice_equals_brute_force():
     corpus = _corpus(3000, seed=3)
     eligible = corpus[::100]  # 1%
     embedder = HashingEmbedder(64)
-    got = VectorRanker(embedder).rank("alice manager report", eligible, 10)
+    got = VectorRanker(embedder).rank("alice manager report", EligibleSlice.of(eligible), 10)
     q = np.asarray(embedder.embed(["alice manager report"])[0])
     brute = sorted(
         (
@@ -98,7 +99,9 @@ def test_exact_cosine_over_a_one_percent_slice_equals_brute_force():
 def test_vector_ranker_caches_in_sqlite_and_forgets(tmp_path):
     con = sqlite3.connect(tmp_path / "v.db")
     corpus = _corpus(20)
-    first = VectorRanker(HashingEmbedder(32), db=con).rank("tea lisbon", corpus, 5)
+    first = VectorRanker(HashingEmbedder(32), db=con).rank(
+        "tea lisbon", EligibleSlice.of(corpus), 5
+    )
     calls = []
 
     class Counting(HashingEmbedder):
@@ -107,9 +110,13 @@ def test_vector_ranker_caches_in_sqlite_and_forgets(tmp_path):
             return super().embed(texts)
 
     second = VectorRanker(Counting(32), db=con)
-    assert second.rank("tea lisbon", corpus, 5) == first
+    assert second.rank("tea lisbon", EligibleSlice.of(corpus), 5) == first
     assert calls == [["tea lisbon"]]  # every memory vector came from the table
     second.forget([corpus[0].claim_id])
+    rest = EligibleSlice.of(corpus[1:])
+    assert second.rank("tea lisbon", rest, 5) == VectorRanker(HashingEmbedder(32)).rank(
+        "tea lisbon", rest, 5
+    )
     assert con.execute(
         "SELECT count(*) FROM read_embeddings WHERE claim_id = ?", (corpus[0].claim_id,)
     ).fetchone() == (0,)
@@ -133,7 +140,7 @@ class _Fixed:
 
 
 def test_rrf_fuses_and_breaks_ties_on_claim_id():
-    eligible = []
+    eligible = EligibleSlice.of([])
     hybrid = HybridRanker([_Fixed("a", ["x", "y", "z"]), _Fixed("b", ["y", "x", "w"])])
     hits = hybrid.rank("q", eligible, 4)
     assert [h.claim_id for h in hits] == ["x", "y", "w", "z"]  # x,y tie and w,z tie: by claim id
@@ -149,8 +156,8 @@ def test_rankers_return_at_most_k_eligible_ids_deterministically(words, k):
     create_fts(con)
     corpus = _corpus(60, seed=1)
     index_fts(con, corpus)
-    eligible = corpus[5:25]
-    ids = {v.claim_id for v in eligible}
+    eligible = EligibleSlice.of(corpus[5:25])
+    ids = set(eligible.claim_ids)
     query = " ".join(words)
     for ranker in (
         LexicalRanker(con),
@@ -160,3 +167,21 @@ def test_rankers_return_at_most_k_eligible_ids_deterministically(words, k):
         hits = ranker.rank(query, eligible, k)
         assert len(hits) <= k and {h.claim_id for h in hits} <= ids
         assert hits == ranker.rank(query, eligible, k)
+
+
+def test_the_slice_never_reads_text_outside_itself():
+    inside, outside = view("inside"), view("outside")
+    read = []
+    s = EligibleSlice(
+        (inside.claim_id,), lambda ids: read.extend(ids) or dict.fromkeys(ids, "inside")
+    )
+    assert s.texts([inside.claim_id]) == {inside.claim_id: "inside"}
+    with pytest.raises(KeyError, match="not in the eligible slice"):
+        s.texts([outside.claim_id])
+    assert read == [inside.claim_id]
+
+
+def test_vector_top_k_with_many_ties_is_exact():
+    corpus = [view("same words here") for _ in range(50)] + [view("other words")]
+    hits = VectorRanker(HashingEmbedder(32)).rank("same words here", EligibleSlice.of(corpus), 5)
+    assert [h.claim_id for h in hits] == sorted(v.claim_id for v in corpus[:50])[:5]

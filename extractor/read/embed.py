@@ -23,8 +23,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .models import MemoryView
-from .rank import Scored, top_k
+from .rank import EligibleSlice, Scored, top_k
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -113,8 +112,9 @@ class SentenceTransformerEmbedder:
 class VectorRanker:
     """Exact cosine similarity over the eligible slice.
 
-    Vectors are computed once per (claim, model) and kept in memory, and in ``db`` (table
-    ``read_embeddings``) when one is given, so a restarted process does not re-embed.
+    Vectors are computed once per (claim, model) and kept in one in-memory matrix, and in ``db``
+    (table ``read_embeddings``) when one is given, so a restarted process does not re-embed.
+    Only the slice's own texts are ever embedded.
     """
 
     def __init__(self, embedder: Embedder, *, db: sqlite3.Connection | None = None) -> None:
@@ -127,7 +127,8 @@ class VectorRanker:
         self._np = np
         self._embedder = embedder
         self._db = db
-        self._vectors: dict[str, Any] = {}
+        self._row: dict[str, int] = {}
+        self._matrix: Any = np.zeros((0, embedder.dim), dtype=np.float32)
         if db is not None:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS read_embeddings (claim_id TEXT NOT NULL, "
@@ -139,37 +140,55 @@ class VectorRanker:
     def name(self) -> str:
         return f"cosine({self._embedder.model_id})"
 
-    def rank(self, query: str, eligible: Sequence[MemoryView], k: int) -> list[Scored]:
+    def rank(self, query: str, eligible: EligibleSlice, k: int) -> list[Scored]:
         if not eligible or not query.strip():
             return []
         np = self._np
-        self._ensure(eligible)
-        matrix = np.stack([self._vectors[v.claim_id] for v in eligible])
+        self.ensure(eligible)
+        ids = eligible.claim_ids
+        rows = np.fromiter((self._row[c] for c in ids), dtype=np.int64, count=len(ids))
         q = np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
-        scores = matrix @ q
-        pairs = zip(eligible, scores, strict=True)
-        return top_k((Scored(v.claim_id, float(s)) for v, s in pairs), k)
+        scores = self._matrix[rows] @ q
+        if len(ids) > 4 * k:  # exact: the k-th best score bounds the candidates, ties kept
+            cut = np.partition(scores, len(ids) - k)[len(ids) - k]
+            keep = np.nonzero(scores >= cut)[0]
+        else:
+            keep = np.arange(len(ids))
+        return top_k((Scored(ids[i], float(scores[i])) for i in keep), k)
 
-    def _ensure(self, views: Sequence[MemoryView]) -> None:
-        np, model = self._np, self._embedder.model_id
-        missing = [v for v in views if v.claim_id not in self._vectors]
+    def ensure(self, eligible: EligibleSlice) -> int:
+        """Embed the slice's claims that have no vector yet; returns how many were embedded."""
+        missing = [c for c in eligible.claim_ids if c not in self._row]
         if missing and self._db is not None:
-            self._load([v.claim_id for v in missing])
-            missing = [v for v in missing if v.claim_id not in self._vectors]
+            self._add(self._load(missing))
+            missing = [c for c in missing if c not in self._row]
         if not missing:
-            return
-        vectors = self._embedder.embed([v.content for v in missing])
-        rows = []
-        for view, vector in zip(missing, vectors, strict=True):
-            array = np.asarray(vector, dtype=np.float32)
-            self._vectors[view.claim_id] = array
-            rows.append((view.claim_id, model, len(vector), array.tobytes()))
+            return 0
+        texts = eligible.texts(missing)
+        vectors = self._embedder.embed([texts[c] for c in missing])
+        fresh = dict(zip(missing, vectors, strict=True))
+        self._add(fresh)
         if self._db is not None:
-            self._db.executemany("INSERT OR REPLACE INTO read_embeddings VALUES (?, ?, ?, ?)", rows)
+            model, np = self._embedder.model_id, self._np
+            self._db.executemany(
+                "INSERT OR REPLACE INTO read_embeddings VALUES (?, ?, ?, ?)",
+                [(c, model, len(v), np.asarray(v, dtype=np.float32).tobytes())
+                 for c, v in fresh.items()],
+            )  # fmt: skip
+        return len(missing)
 
-    def _load(self, claim_ids: list[str]) -> None:
+    def _add(self, vectors: dict[str, Any]) -> None:
+        if not vectors:
+            return
+        np = self._np
+        start = len(self._row)
+        block = np.asarray([vectors[c] for c in vectors], dtype=np.float32)
+        self._matrix = np.concatenate([self._matrix, block])
+        self._row.update({c: start + i for i, c in enumerate(vectors)})
+
+    def _load(self, claim_ids: list[str]) -> dict[str, Any]:
         assert self._db is not None
-        np, model = self._np, self._embedder.model_id
+        np, model, out = self._np, self._embedder.model_id, {}
         for start in range(0, len(claim_ids), 500):
             chunk = claim_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
@@ -178,12 +197,18 @@ class VectorRanker:
                 f"AND claim_id IN ({marks})",
                 (model, *chunk),
             ):
-                self._vectors[claim_id] = np.frombuffer(blob, dtype=np.float32)
+                out[claim_id] = np.frombuffer(blob, dtype=np.float32)
+        return out
 
     def forget(self, claim_ids: Sequence[str]) -> None:
-        """Drop cached vectors (an erased claim's vector must not outlive its content)."""
-        for claim_id in claim_ids:
-            self._vectors.pop(claim_id, None)
+        """Drop vectors (an erased claim's vector must not outlive its content)."""
+        gone = {c for c in claim_ids if c in self._row}
+        if gone:
+            np = self._np
+            keep = [c for c in self._row if c not in gone]
+            rows = np.fromiter((self._row[c] for c in keep), dtype=np.int64, count=len(keep))
+            self._matrix = self._matrix[rows]
+            self._row = {c: i for i, c in enumerate(keep)}
         if self._db is not None:
             self._db.executemany(
                 "DELETE FROM read_embeddings WHERE claim_id = ?", ((c,) for c in claim_ids)

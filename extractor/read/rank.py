@@ -1,9 +1,9 @@
 """Stage 2, relevance: rankers that only ever see the eligible slice.
 
-A :class:`Ranker` gets the query, the memories that passed stage 1 and ``k``, and returns at most
-``k`` :class:`Scored` claim ids, best first. Nothing else reaches it, so nothing ineligible can
-leak through a ranker, its logs or a remote reranker (seed §8). Every ranker breaks ties on
-``claim_id``, so a read is deterministic.
+A :class:`Ranker` gets the query, the :class:`EligibleSlice` that passed stage 1 and ``k``, and
+returns at most ``k`` :class:`Scored` claim ids, best first. The slice holds only eligible claim
+ids and reads only their text, so nothing ineligible can leak through a ranker, its logs or a
+remote reranker (seed §8). Every ranker breaks ties on ``claim_id``, so a read is deterministic.
 
 * :class:`LexicalRanker` -- SQLite FTS5 BM25, the default; needs no model. The MATCH runs inside
   SQLite joined to the eligible ids, so no ineligible row is ever returned to Python.
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from .models import MemoryView
@@ -37,6 +37,44 @@ class Scored:
     score: float
 
 
+@dataclass(frozen=True)
+class EligibleSlice:
+    """The claims that passed stage 1: their ids, and a way to read *their* text only.
+
+    ``db`` is the connection whose ``temp.read_eligible`` table holds exactly these ids (stage 1
+    fills it in SQL), or ``None``; a lexical ranker on another connection fills its own.
+    """
+
+    claim_ids: tuple[str, ...]
+    read_texts: Callable[[Sequence[str]], dict[str, str]] = field(repr=False)
+    db: sqlite3.Connection | None = field(default=None, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.claim_ids)
+
+    def texts(self, claim_ids: Sequence[str]) -> dict[str, str]:
+        """Text of the given claims; ids outside the slice are refused, never read."""
+        allowed = self._members
+        outside = [c for c in claim_ids if c not in allowed]
+        if outside:
+            raise KeyError(f"claim {outside[0]!r} is not in the eligible slice")
+        return self.read_texts(claim_ids)
+
+    @property
+    def _members(self) -> frozenset[str]:
+        cached: frozenset[str] | None = self.__dict__.get("_member_set")
+        if cached is None:
+            cached = frozenset(self.claim_ids)
+            object.__setattr__(self, "_member_set", cached)
+        return cached
+
+    @classmethod
+    def of(cls, views: Iterable[MemoryView]) -> EligibleSlice:
+        """A slice over views already in memory (tests, callers with their own stage 1)."""
+        by_id = {v.claim_id: v.content for v in views}
+        return cls(tuple(by_id), lambda ids: {c: by_id[c] for c in ids})
+
+
 @runtime_checkable
 class Ranker(Protocol):
     """Ranks eligible memories for a query; ``name`` is recorded with every read."""
@@ -44,7 +82,7 @@ class Ranker(Protocol):
     @property
     def name(self) -> str: ...
 
-    def rank(self, query: str, eligible: Sequence[MemoryView], k: int) -> list[Scored]: ...
+    def rank(self, query: str, eligible: EligibleSlice, k: int) -> list[Scored]: ...
 
 
 def top_k(scores: Iterable[Scored], k: int) -> list[Scored]:
@@ -81,31 +119,43 @@ def fill_eligible(db: sqlite3.Connection, claim_ids: Iterable[str]) -> None:
     db.executemany(f"INSERT OR IGNORE INTO {ELIGIBLE_TABLE} VALUES (?)", ((c,) for c in claim_ids))
 
 
-class LexicalRanker:
-    """BM25 over an FTS5 table, restricted in SQL to the eligible ids of the current read.
+#: Lexical SQL over the read path's own index (``create_fts``): a ``claim_id`` column.
+OWN_INDEX_SQL = (
+    "SELECT f.claim_id, -bm25(read_fts) AS score FROM read_fts AS f "
+    f"JOIN {ELIGIBLE_TABLE} AS e ON e.claim_id = f.claim_id "
+    "WHERE read_fts MATCH ? ORDER BY score DESC, f.claim_id LIMIT ?"
+)
+#: Lexical SQL over the memory store's ``claims_fts`` (external content, rowid = claim_rowid).
+STORE_INDEX_SQL = (
+    "SELECT c.claim_id, -bm25(claims_fts) AS score FROM claims_fts AS f "
+    "JOIN claims AS c ON c.claim_rowid = f.rowid "
+    f"JOIN {ELIGIBLE_TABLE} AS e ON e.claim_id = c.claim_id "
+    "WHERE claims_fts MATCH ? ORDER BY score DESC, c.claim_id LIMIT ?"
+)
 
+
+class LexicalRanker:
+    """BM25 over an FTS5 index, restricted in SQL to the eligible ids of the current read.
+
+    ``sql`` takes the FTS query and a limit and joins ``temp.read_eligible``:
+    :data:`OWN_INDEX_SQL` (the default, over :func:`create_fts`) or :data:`STORE_INDEX_SQL`.
     BM25's document frequencies are those of the whole index (statistics, never content, of
     other rows); scores are negated so that higher is better.
     """
 
     name = "fts5-bm25"
 
-    def __init__(self, db: sqlite3.Connection, *, table: str = "read_fts") -> None:
+    def __init__(self, db: sqlite3.Connection, *, sql: str = OWN_INDEX_SQL) -> None:
         self._db = db
-        self._table = table
+        self._sql = sql
 
-    def rank(self, query: str, eligible: Sequence[MemoryView], k: int) -> list[Scored]:
+    def rank(self, query: str, eligible: EligibleSlice, k: int) -> list[Scored]:
         match = fts_query(query)
         if match is None or not eligible:
             return []
-        fill_eligible(self._db, (v.claim_id for v in eligible))
-        t = self._table
-        rows = self._db.execute(
-            f"SELECT f.claim_id, -bm25({t}) AS score FROM {t} AS f "
-            f"JOIN {ELIGIBLE_TABLE} AS e ON e.claim_id = f.claim_id "
-            f"WHERE {t} MATCH ? ORDER BY score DESC, f.claim_id LIMIT ?",
-            (match, k),
-        ).fetchall()
+        if eligible.db is not self._db:
+            fill_eligible(self._db, eligible.claim_ids)
+        rows = self._db.execute(self._sql, (match, k)).fetchall()
         return [Scored(claim_id, float(score)) for claim_id, score in rows]
 
 
@@ -126,7 +176,7 @@ class HybridRanker:
     def name(self) -> str:
         return "rrf(" + ",".join(r.name for r in self._rankers) + ")"
 
-    def rank(self, query: str, eligible: Sequence[MemoryView], k: int) -> list[Scored]:
+    def rank(self, query: str, eligible: EligibleSlice, k: int) -> list[Scored]:
         depth = self._depth or 4 * k
         fused: dict[str, float] = {}
         for ranker in self._rankers:
