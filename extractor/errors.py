@@ -15,7 +15,8 @@
     ├── LedgerError                     the SQLite ledger could not be written or read
     ├── StoreError                      the memory store could not be used (or a bad request)
     │   ├── UnknownMemory               no such memory, claim or source (carries ref)
-    │   └── ErasureIncomplete           erased content is still readable (carries locations)
+    │   ├── ErasureIncomplete           erased content is still readable (carries locations)
+    │   └── ReadDenied                  the caller may not read for the purpose (carries both)
     ├── KeyStoreError                   the HTTP service's API key store refused an operation
     ├── OutputWriteError                a result or failures file could not be written
     └── PipelineError                   a pipeline stage failed unexpectedly (carries the stage)
@@ -179,4 +180,16 @@ class ErasureIncomplete(StoreError):
 
     def __init__(self, message: str, *, locations: list[str]) -> None:
         self.locations = locations
+        super().__init__(message)
+
+
+class ReadDenied(StoreError):
+    """The read path refused a read: ``caller`` is not authorized for ``purpose``. Nothing was
+    read, ranked or recorded."""
+
+    code = "READ_DENIED"
+
+    def __init__(self, message: str, *, caller: str, purpose: str) -> None:
+        self.caller = caller
+        self.purpose = purpose
         super().__init__(message)

@@ -83,7 +83,14 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "store-verify-report": lambda: _store_models().VerifyReport,
     "store-lineage": lambda: _store_models().Lineage,
     "read-policy": lambda: ReadPolicyDocument,
+    "read-result": lambda: _read_result(),
 }
+
+
+def _read_result() -> type[BaseModel]:
+    from .read.models import ReadResult
+
+    return ReadResult
 
 
 def _store_models() -> Any:

@@ -25,6 +25,7 @@ from .mock_server import mock_server
 from .run import run
 from .schema import schema
 from .serve import serve
+from .store import store
 from .validate import validate
 
 
@@ -48,6 +49,7 @@ cli.add_command(mock_server)
 cli.add_command(run)
 cli.add_command(schema)
 cli.add_command(serve)
+cli.add_command(store)
 cli.add_command(validate)
 
 

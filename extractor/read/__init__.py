@@ -15,6 +15,7 @@ Seed §8 in four stages, each its own function:
 """
 
 from .embed import Embedder, HashingEmbedder, SentenceTransformerEmbedder, VectorRanker
+from .evidence import TranscriptSource, check_evidence
 from .judge import judge, temporal_status
 from .models import (
     CONTEXT_ONLY,
@@ -31,13 +32,15 @@ from .models import (
     UseDecision,
 )
 from .policy import ReadPolicy, ReadPolicyDocument, load_read_policy, parse_read_policy
-from .rank import HybridRanker, LexicalRanker, Ranker, Scored
+from .rank import EligibleSlice, HybridRanker, LexicalRanker, Ranker, Scored
+from .reader import MemoryReader, read
 from .serialize import SERIALIZER_VERSION, Restrictions, parse_context, serialize
 
 __all__ = [
     "CONTEXT_ONLY",
     "SERIALIZER_VERSION",
     "Caller",
+    "EligibleSlice",
     "Embedder",
     "EvidenceRef",
     "EvidenceStatus",
@@ -45,6 +48,7 @@ __all__ = [
     "HashingEmbedder",
     "HybridRanker",
     "LexicalRanker",
+    "MemoryReader",
     "MemoryView",
     "Ranker",
     "ReadItem",
@@ -57,12 +61,15 @@ __all__ = [
     "Scored",
     "SentenceTransformerEmbedder",
     "Stage",
+    "TranscriptSource",
     "UseDecision",
     "VectorRanker",
+    "check_evidence",
     "judge",
     "load_read_policy",
     "parse_context",
     "parse_read_policy",
+    "read",
     "serialize",
     "temporal_status",
 ]

@@ -1,0 +1,125 @@
+"""``extractor store read``: one governed read of a memory store (the read path, docs/read.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import LedgerError, PolicyError, StoreError
+from ..vocab import Capability
+from ._common import UnusableInput, _as_of
+
+
+@click.command("read")
+@click.argument("query")
+@click.option(
+    "--db",
+    "db",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("memory.db"),
+    show_default=True,
+    help="The memory store file.",
+)
+@click.option(
+    "--purpose",
+    required=True,
+    type=click.Choice([c.value for c in Capability]),
+    help="What the memories will be used for.",
+)
+@click.option("--subject", required=True, help="The user whose memories are read.")
+@click.option("--tenant", default="default", show_default=True, help="The tenant read.")
+@click.option("--caller", default="cli", show_default=True, help="Who reads (recorded).")
+@click.option(
+    "--acting-for-subject",
+    is_flag=True,
+    help="The caller acts for the subject: their own shared third-party data is eligible.",
+)
+@click.option("--as-of", "as_of", callback=_as_of, help="Valid time to judge at (ISO 8601).")
+@click.option(
+    "--known-at",
+    "known_at",
+    callback=_as_of,
+    help="System time: read what the store believed then (ISO 8601).",
+)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(1, 1000),
+    default=8,
+    show_default=True,
+    help="At most this many memories.",
+)
+@click.option("--token-budget", type=click.IntRange(1), help="Token budget of the context.")
+@click.option(
+    "--read-policy",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A read-policy TOML/JSON file instead of the shipped one.",
+)
+@click.option(
+    "--ledger",
+    "ledger_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Ledger with the transcripts, so FACTUAL_EVIDENCE and "
+    "AUTONOMOUS_ACTION_JUSTIFICATION reads can dereference evidence.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole read result as JSON.")
+def read(
+    query: str,
+    db: Path,
+    purpose: str,
+    subject: str,
+    tenant: str,
+    caller: str,
+    acting_for_subject: bool,
+    as_of: object,
+    known_at: object,
+    k: int,
+    token_budget: int | None,
+    read_policy: Path | None,
+    ledger_path: Path | None,
+    as_json: bool,
+) -> None:
+    """Read the memories usable for PURPOSE that match QUERY: access first, relevance, then
+    admissibility; print the context (or the full result with --json). Excluded candidates are
+    listed on stderr with the stage and rule that excluded them.
+
+    \b
+    Example:
+        extractor store read "Who is my manager?" --db memory.db --tenant acme \\
+            --subject user-42 --purpose PERSONALIZATION
+    """
+    from ..ledger import Ledger
+    from ..read import Caller, load_read_policy
+    from ..read import read as read_store
+
+    if not db.is_file():
+        raise UnusableInput(f"{db}: no memory store file here (create it with ingest)")
+    try:
+        policy = load_read_policy(read_policy) if read_policy else None
+        ledger = Ledger(ledger_path, create=False) if ledger_path else None
+        who = Caller(id=caller, acting_for=subject if acting_for_subject else None)
+        result = read_store(
+            db,
+            query,
+            policy=policy,
+            transcripts=ledger,
+            tenant=tenant,
+            subject=subject,
+            caller=who,
+            purpose=purpose,
+            as_of=as_of,
+            known_at=known_at,
+            k=k,
+            token_budget=token_budget,
+        )
+    except (StoreError, PolicyError, LedgerError) as exc:
+        raise UnusableInput(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        return
+    if result.text:
+        click.echo(result.text)
+    for e in result.excluded:
+        click.echo(f"excluded {e.claim_id}: {e.stage.value} {e.rule_id}: {e.reason}", err=True)

@@ -1,0 +1,101 @@
+"""Building :class:`~extractor.read.models.MemoryView` rows for ranked hits, from the store.
+
+Only hits of the eligible slice come here (stage 2 output), so what is read is what stage 1
+already let through. Besides the claim's own version, a view carries what stage 3 judges:
+conflict (the store marks a conflicted claim ``CONFLICTING``), supersession, the number of
+independent source families of its ACTIVE evidence (the store's corroboration count), and the
+evidence reference and quote hash that dereferencing re-checks.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..hashing import text_hash
+from ..vocab import LifecycleState, MemoryType
+from .models import MemoryView
+
+#: Independent source families of a claim, as the store's ``corroboration`` counts them: the
+#: distinct families of the ACTIVE sources of its evidence (never chunks, URLs or paraphrases).
+_FAMILIES = """SELECT COUNT(DISTINCT COALESCE(f.family_id, s.source_id)) FROM evidence AS e
+JOIN sources AS s ON s.source_id = e.source_id AND s.status = 'ACTIVE'
+LEFT JOIN source_families AS f ON f.source_id = s.source_id
+WHERE e.claim_id = ?"""
+
+_SOURCES = """SELECT s.source_id, s.uri, s.status FROM evidence AS e
+JOIN sources AS s ON s.source_id = e.source_id WHERE e.claim_id = ? ORDER BY e.evidence_id"""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A ranked claim with what dereferencing needs (kept outside the view: never serialized)."""
+
+    view: MemoryView
+    evidence_ref: str | None
+    quote_hash: str | None
+    sources_admissible: bool
+
+
+def _uses(text: str | None) -> tuple[str, ...]:
+    return tuple(json.loads(text)) if text else ()
+
+
+def load_hits(
+    db: sqlite3.Connection, source: str, params: Sequence[object], claim_ids: Sequence[str]
+) -> dict[str, Hit]:
+    """Views of ``claim_ids`` from ``source`` (``memory_current`` or a ``known_at`` slice)."""
+    if not claim_ids:
+        return {}
+    marks = ",".join("?" * len(claim_ids))
+    sql = (
+        "SELECT v.*, c.quote FROM " + source + " AS v JOIN claims AS c ON c.claim_id = v.claim_id"
+        f" WHERE v.claim_id IN ({marks})"
+    )
+    db.row_factory = sqlite3.Row
+    try:
+        rows = db.execute(sql, [*params, *claim_ids]).fetchall()
+    finally:
+        db.row_factory = None
+    return {str(r["claim_id"]): _hit(db, r) for r in rows}
+
+
+def _hit(db: sqlite3.Connection, r: sqlite3.Row) -> Hit:
+    flags = _uses(r["flags"])
+    sources = db.execute(_SOURCES, (r["claim_id"],)).fetchall()
+    families = db.execute(_FAMILIES, (r["claim_id"],)).fetchone()[0]
+    label = next((str(uri or sid) for sid, uri, status in sources if status == "ACTIVE"), None)
+    memory_type = MemoryType(r["memory_type"])
+    view = MemoryView(
+        claim_id=r["claim_id"],
+        memory_id=r["memory_id"],
+        tenant=r["tenant"],
+        subject=r["subject"],
+        content=r["content"],
+        memory_type=memory_type,
+        kind=r["kind"] or "PROPOSITION",
+        origin_kind=r["origin_kind"],
+        verification_state=r["verification_state"],
+        lifecycle_state=LifecycleState(r["lifecycle_state"]),
+        allowed_uses=_uses(r["allowed_uses"]),
+        forbidden_uses=_uses(r["forbidden_uses"]),
+        flags=flags,
+        valid_from=r["valid_from"],
+        valid_to=r["valid_to"],
+        observed_at=r["observed_at"],
+        # Admission scopes a tool observation's evidence to its observation time (seed §2).
+        evidence_as_of=r["observed_at"] if memory_type is MemoryType.TOOL_OBSERVATION else None,
+        conflicting="CONFLICTING" in flags or r["verification_state"] == "CONFLICTING",
+        superseded=r["superseded_by"] is not None,
+        independent_families=int(families),
+        source_label=None if label is None or label.startswith("msg:") else label,
+    )
+    quote = r["quote"]
+    return Hit(
+        view=view,
+        evidence_ref=r["evidence_ref"],
+        quote_hash=text_hash(quote) if quote else None,
+        sources_admissible=bool(sources) and all(s[2] == "ACTIVE" for s in sources),
+    )
