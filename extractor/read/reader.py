@@ -171,6 +171,8 @@ class MemoryReader:
         )
         result = _result(request, policy, self._ranker.name, context, ranked, judged, top, below)
         result.excluded.extend(self._ineligible(scope, request.query))
+        order = list(Stage)
+        result.excluded.sort(key=lambda e: (order.index(e.stage), e.rank or 0, e.claim_id))
         result.eligible_count = len(eligible)
         self._record(result, now, ranked, judged, top, context.included)
         return result
