@@ -37,7 +37,7 @@ from extractor.conversation import Conversation, conversation_from_data
 from extractor.read import Caller, MemoryReader, UseDecision
 from extractor.read.embed import HashingEmbedder, VectorRanker
 from extractor.read.evidence import parse_ref
-from extractor.read.rank import STORE_INDEX_SQL, EligibleSlice, HybridRanker, LexicalRanker
+from extractor.read.rank import EligibleSlice, HybridRanker, LexicalRanker
 
 DATA = (
     Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo.jsonl"
@@ -101,7 +101,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         embedder = HashingEmbedder()
     reader = MemoryReader(store, transcripts=transcripts, embedder=embedder)
     vectors = VectorRanker(embedder) if embedder is not None else None
-    lexical = LexicalRanker(reader._db, sql=STORE_INDEX_SQL)
+    lexical = LexicalRanker(reader._db, index="claims_fts")
     plain = HybridRanker([lexical, vectors]) if vectors is not None else lexical
     out: dict[str, Any] = {
         "k": args.k,

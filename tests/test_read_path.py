@@ -4,6 +4,7 @@ after, the seed's exercises 5 and 6, the audit record, and what never leaks."""
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 from datetime import datetime
 from pathlib import Path
@@ -13,8 +14,8 @@ from read_store_helpers import Clock, Transcripts, candidate, conversation, hand
 
 from extractor import MemoryStore
 from extractor.errors import ReadDenied, StoreError
-from extractor.read import Caller, MemoryReader, parse_context
-from extractor.read.rank import STORE_INDEX_SQL, EligibleSlice, LexicalRanker
+from extractor.read import Caller, HashingEmbedder, MemoryReader, VectorRanker, parse_context
+from extractor.read.rank import EligibleSlice, LexicalRanker
 from extractor.vocab import Origin, VerificationState
 
 AGENT = Caller(id="agent:support")
@@ -37,7 +38,7 @@ class Spy:
     name = "spy"
 
     def __init__(self, db):
-        self.inner = LexicalRanker(db, sql=STORE_INDEX_SQL)
+        self.inner = LexicalRanker(db, index="claims_fts")
         self.seen: set[str] = set()
         self.texts: set[str] = set()
 
@@ -68,7 +69,7 @@ def _exercise5(store):
 def test_exercise_5_relevance_versus_admissibility(store):
     conv, q_id, v_id = _exercise5(store)
     db = sqlite3.connect(store.backend.location)
-    everything = LexicalRanker(db, sql=STORE_INDEX_SQL).rank(
+    everything = LexicalRanker(db, index="claims_fts").rank(
         "What was Q3 revenue?", EligibleSlice((q_id, v_id), lambda ids: {}), 2
     )
     assert [h.claim_id for h in everything] == [
@@ -357,3 +358,65 @@ def test_decide_explains_any_claim_without_reading_it(store):
     assert verdict[v_id].admissible and verdict[v_id].evidence == "VERIFIED"
     db = sqlite3.connect(store.backend.location)
     assert db.execute("SELECT count(*) FROM reads").fetchone() == (0,)
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"purpose": "EVERYTHING"}, "purpose 'EVERYTHING' is not one of PERSONALIZATION"),
+        ({"k": 0}, "invalid read request: k: Input should be greater than or equal to 1"),
+        ({"tenant": ""}, "invalid read request: tenant"),
+    ],
+)
+def test_a_bad_read_request_names_the_argument(store, kw, message):
+    args = {"tenant": "acme", "subject": "u1", "caller": AGENT, "purpose": "PERSONALIZATION", **kw}
+    with _reader(store) as reader, pytest.raises(StoreError, match=message):
+        reader.read("Q3", **args)
+
+
+def test_with_a_one_percent_eligible_slice_the_top_k_is_exact_search_over_that_slice(store):
+    rng = random.Random(5)
+    words = [
+        "revenue",
+        "quarter",
+        "manager",
+        "alice",
+        "tea",
+        "lisbon",
+        "piano",
+        "report",
+        "dog",
+        "jazz",
+    ]
+    texts = [" ".join(rng.choice(words) for _ in range(6)) for _ in range(500)]
+    conv = conversation("slice", *texts)
+    eligible_idx = set(rng.sample(range(500), 5))  # 1%: verified, ACTIVE; the rest quarantined
+    specs = [
+        candidate(conv, i)
+        if i in eligible_idx
+        else candidate(
+            conv, i, origin_kind=Origin.USER, verification_state=VerificationState.UNVERIFIED
+        )
+        for i in range(500)
+    ]
+    store.ingest(handmade(conv, specs))
+    embedder = HashingEmbedder(64)
+    with _reader(store, ranker=lambda db: VectorRanker(embedder)) as reader:
+        result = reader.read(
+            "alice manager report",
+            tenant="acme",
+            subject="u1",
+            caller=AGENT,
+            purpose="CONVERSATIONAL_CONTEXT",
+            k=3,
+        )
+    assert result.eligible_count == 5
+    q = embedder.embed(["alice manager report"])[0]
+    exact = sorted(
+        (
+            -sum(a * b for a, b in zip(embedder.embed([texts[i]])[0], q, strict=True)),
+            f"mem_slice_{i}:c1",
+        )
+        for i in eligible_idx
+    )[:3]
+    assert [i.claim_id for i in result.items] == [c for _, c in exact]

@@ -16,7 +16,7 @@ from read_store_helpers import Clock, Transcripts, candidate, conversation, hand
 
 from extractor import MemoryStore
 from extractor.read import CONTEXT_ONLY, Caller, MemoryReader, load_read_policy, parse_context
-from extractor.read.rank import STORE_INDEX_SQL, LexicalRanker
+from extractor.read.rank import LexicalRanker
 from extractor.vocab import Capability, Origin, VerificationState
 
 WORDS = ["revenue", "manager", "alice", "lisbon", "tea", "phone", "sister", "report", "piano", "q3"]
@@ -45,7 +45,7 @@ class Spy:
     name = "spy"
 
     def __init__(self, db):
-        self.inner = LexicalRanker(db, sql=STORE_INDEX_SQL)
+        self.inner = LexicalRanker(db, index="claims_fts")
         self.seen: list[str] = []
 
     def rank(self, query, eligible, k):

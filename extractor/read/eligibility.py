@@ -36,7 +36,7 @@ from datetime import datetime
 from ..vocab import Capability, LifecycleState
 from .models import Caller
 from .policy import ReadPolicy
-from .rank import ELIGIBLE_TABLE, EligibleSlice, fts_query
+from .rank import EligibleSlice, SliceSQL, fts_query
 
 #: Bit of each capability in the store's ``allowed_mask`` / ``forbidden_mask`` (docs/store.md).
 CAPABILITY_BITS = {c: 1 << i for i, c in enumerate(Capability)}
@@ -116,22 +116,19 @@ def exclusion_case(scope: Scope, policy: ReadPolicy) -> tuple[str, list[object]]
 
 
 def select_eligible(db: sqlite3.Connection, scope: Scope, policy: ReadPolicy) -> EligibleSlice:
-    """Fill ``temp.read_eligible`` with the eligible claims (in SQL) and return the slice."""
+    """The eligible slice of ``scope``, defined in SQL: nothing is selected until a ranker asks
+    (a lexical ranker applies the same SQL inside its own statement)."""
     source, source_params = source_sql(scope)
     case, case_params = exclusion_case(scope, policy)
-    db.execute("CREATE TEMP TABLE IF NOT EXISTS read_eligible (claim_id TEXT PRIMARY KEY)")
-    db.execute(f"DELETE FROM {ELIGIBLE_TABLE}")
-    db.execute(
-        f"INSERT INTO {ELIGIBLE_TABLE} (claim_id) SELECT claim_id FROM {source} "
-        f"WHERE tenant = ? AND subject = ? AND ({case}) IS NULL ORDER BY claim_id",
-        [*source_params, scope.tenant, scope.subject, *case_params],
+    where = f"tenant = ? AND subject = ? AND ({case}) IS NULL"
+    spec = SliceSQL(
+        source, tuple(source_params), where, (scope.tenant, scope.subject, *case_params)
     )
-    ids = tuple(r[0] for r in db.execute(f"SELECT claim_id FROM {ELIGIBLE_TABLE} ORDER BY 1"))
 
     def read_texts(claim_ids: Sequence[str]) -> dict[str, str]:
         return _texts(db, claim_ids)
 
-    return EligibleSlice(ids, read_texts, db)
+    return EligibleSlice(None, read_texts, db=db, sql=spec)
 
 
 def _texts(db: sqlite3.Connection, claim_ids: Sequence[str]) -> dict[str, str]:
@@ -156,12 +153,12 @@ def excluded_matches(
     source, source_params = source_sql(scope)
     case, case_params = exclusion_case(scope, policy)
     sql = (
-        f"SELECT m.claim_id, m.memory_id, m.rule FROM (SELECT claim_id, memory_id, claim_rowid, "
-        f"{case} AS rule FROM {source} WHERE tenant = ? AND subject = ?) AS m "
-        "JOIN claims_fts AS f ON f.rowid = m.claim_rowid "
-        "WHERE m.rule IS NOT NULL AND claims_fts MATCH ? ORDER BY m.claim_id LIMIT ?"
+        f"SELECT m.claim_id, m.memory_id, {case} AS rule FROM claims_fts AS f "
+        f"JOIN {source} AS m ON m.claim_rowid = f.rowid "
+        "WHERE claims_fts MATCH ? AND m.tenant = ? AND m.subject = ? AND rule IS NOT NULL "
+        "ORDER BY m.claim_id LIMIT ?"
     )
-    params = [*case_params, *source_params, scope.tenant, scope.subject, match, limit]
+    params = [*case_params, *source_params, match, scope.tenant, scope.subject, limit]
     return [(str(a), str(b), str(c)) for a, b, c in db.execute(sql, params)]
 
 

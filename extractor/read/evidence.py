@@ -47,11 +47,36 @@ def parse_ref(ref: str | None) -> Span | None:
     return Span(found["hash"], found["message"], start, end) if start < end else None
 
 
-def check_span(conversation: Conversation | None, span: Span, quote_hash: str) -> EvidenceStatus:
-    """Is the quote still at ``span`` in this stored transcript, byte for byte?"""
+class TranscriptCache:
+    """Fetches each transcript once and checks once that it still hashes to its key.
+
+    The read path keeps one per read: several hits from one long conversation then cost one
+    fetch and one hash, not one each.
+    """
+
+    def __init__(self, source: TranscriptSource) -> None:
+        self._source = source
+        self._seen: dict[str, tuple[Conversation | None, bool]] = {}
+
+    def verified(self, conversation_hash: str) -> tuple[Conversation | None, bool]:
+        """``(transcript or None, whether it still hashes to conversation_hash)``."""
+        if conversation_hash not in self._seen:
+            found = self._source.transcript(conversation_hash)
+            intact = found is not None and found.content_hash() == conversation_hash
+            self._seen[conversation_hash] = (found, intact)
+        return self._seen[conversation_hash]
+
+
+def check_span(
+    conversation: Conversation | None, span: Span, quote_hash: str, *, intact: bool | None = None
+) -> EvidenceStatus:
+    """Is the quote still at ``span`` in this stored transcript, byte for byte? ``intact``:
+    whether the transcript still hashes to its key, when already known."""
     if conversation is None:
         return EvidenceStatus.MISSING
-    if conversation.content_hash() != span.conversation_hash:
+    if intact is None:
+        intact = conversation.content_hash() == span.conversation_hash
+    if not intact:
         return EvidenceStatus.HASH_MISMATCH
     message = conversation.message(span.message_id)
     if message is None or span.end > len(message.text):
@@ -65,7 +90,7 @@ def check_evidence(
     ref: str | None,
     quote_hash: str | None,
     *,
-    transcripts: TranscriptSource | None,
+    transcripts: TranscriptSource | TranscriptCache | None,
     sources_admissible: bool,
 ) -> EvidenceStatus:
     """The :class:`EvidenceStatus` of one memory's evidence, checked against its transcript.
@@ -81,4 +106,8 @@ def check_evidence(
     span = parse_ref(ref)
     if span is None or quote_hash is None:
         return EvidenceStatus.MISSING
-    return check_span(transcripts.transcript(span.conversation_hash), span, quote_hash)
+    cache = (
+        transcripts if isinstance(transcripts, TranscriptCache) else TranscriptCache(transcripts)
+    )
+    conversation, intact = cache.verified(span.conversation_hash)
+    return check_span(conversation, span, quote_hash, intact=intact)

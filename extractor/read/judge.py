@@ -15,7 +15,7 @@ from datetime import datetime
 from ..admission import TemporalStatus
 from ..temporal import interval
 from ..vocab import Capability
-from .models import CONTEXT_ONLY, EvidenceStatus, FiredReadRule, MemoryView, UseDecision
+from .models import CONTEXT_ONLY, EvidenceStatus, FiredReadRule, MemoryView, Risk, UseDecision
 from .policy import CAPABILITY_INVARIANT, CONTEXT_CAPABILITY_INVARIANT, ReadMatch, ReadPolicy
 
 
@@ -48,37 +48,38 @@ class _Facts:
     policy: ReadPolicy
     as_of: datetime
     evidence: EvidenceStatus
+    risk: Risk
 
     def scoped_before_as_of(self) -> bool:
         scope = interval(self.view.evidence_as_of) if self.view.evidence_as_of else None
         return scope is not None and scope[1] < self.as_of.replace(tzinfo=None)
 
     def holds(self, m: ReadMatch, flags: dict[str, None]) -> bool:
+        """Every key of ``m`` that is given holds; cheapest checks first."""
         v = self.view
-        checks = (
+        for allowed, value in (
             (m.purpose, self.purpose),
-            (m.risk, self.policy.purpose(self.purpose).risk),
+            (m.risk, self.risk),
             (m.origin_kind, v.origin_kind),
+            (m.verification_state, v.verification_state),
             (m.memory_type, v.memory_type),
             (m.kind, v.kind),
-            (m.verification_state, v.verification_state),
             (m.lifecycle_state, v.lifecycle_state),
             (m.evidence, self.evidence),
-        )
-        if any(allowed is not None and value not in allowed for allowed, value in checks):
-            return False
+        ):
+            if allowed is not None and value not in allowed:
+                return False
         if m.flags is not None and not any(f in flags for f in m.flags):
             return False
-        for wanted, actual in ((m.conflicting, v.conflicting), (m.superseded, v.superseded)):
-            if wanted is not None and wanted is not actual:
-                return False
-        if m.independent_families_below is not None and not (
-            v.independent_families < m.independent_families_below
-        ):
+        if m.conflicting is not None and m.conflicting is not v.conflicting:
             return False
-        if m.evidence_scoped_before_as_of is not None and (
-            m.evidence_scoped_before_as_of is not self.scoped_before_as_of()
-        ):
+        if m.superseded is not None and m.superseded is not v.superseded:
+            return False
+        below = m.independent_families_below
+        if below is not None and not v.independent_families < below:
+            return False
+        scoped = m.evidence_scoped_before_as_of
+        if scoped is not None and scoped is not self.scoped_before_as_of():
             return False
         return m.temporal_status is None or temporal_status(v, self.as_of) in m.temporal_status
 
@@ -92,7 +93,7 @@ def judge(
     evidence: EvidenceStatus = EvidenceStatus.NOT_CHECKED,
 ) -> UseDecision:
     """Decide whether ``view`` may be used for ``purpose`` at ``as_of``, and record why."""
-    facts = _Facts(view, purpose, policy, as_of, evidence)
+    facts = _Facts(view, purpose, policy, as_of, evidence, policy.purpose(purpose).risk)
     flags: dict[str, None] = dict.fromkeys(view.flags)
     fired: list[FiredReadRule] = []
     excluded_by: str | None = None

@@ -197,4 +197,9 @@ class ReadResult(BaseModel):
     tokens: int = Field(ge=0)
     items: list[ReadItem] = Field(default_factory=list)
     excluded: list[ExcludedItem] = Field(default_factory=list)
-    eligible_count: int = Field(ge=0, description="Candidates that passed stage 1.")
+    eligible_count: int | None = Field(
+        default=None,
+        ge=0,
+        description="Claims that passed stage 1, when the ranker needed the whole slice (vector "
+        "ranking); None when lexical ranking applied stage 1 inside its own statement.",
+    )

@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from .models import MemoryView
 
 #: Temp table stage 1 fills with the eligible claim ids of the read in progress.
 ELIGIBLE_TABLE = "temp.read_eligible"
+ELIGIBLE_DDL = "CREATE TEMP TABLE IF NOT EXISTS read_eligible (claim_id TEXT PRIMARY KEY)"
 #: Reciprocal-rank-fusion constant (Cormack et al. 2009).
 RRF_K = 60
 
@@ -38,35 +39,76 @@ class Scored:
 
 
 @dataclass(frozen=True)
+class SliceSQL:
+    """Stage 1 as SQL: the rows ``v`` of ``source`` for which ``where`` holds are eligible."""
+
+    source: str
+    source_params: tuple[object, ...]
+    where: str
+    params: tuple[object, ...]
+
+
 class EligibleSlice:
     """The claims that passed stage 1: their ids, and a way to read *their* text only.
 
-    ``db`` is the connection whose ``temp.read_eligible`` table holds exactly these ids (stage 1
-    fills it in SQL), or ``None``; a lexical ranker on another connection fills its own.
+    A slice is either given its ids (tests, callers with their own stage 1) or defined by
+    ``sql`` on ``db`` (the read path's stage 1); then the ids are materialized -- in SQL, into
+    ``temp.read_eligible`` -- only when a ranker asks for them, and a lexical ranker on the same
+    connection applies ``sql`` inside its own statement instead.
     """
 
-    claim_ids: tuple[str, ...]
-    read_texts: Callable[[Sequence[str]], dict[str, str]] = field(repr=False)
-    db: sqlite3.Connection | None = field(default=None, repr=False, compare=False)
+    def __init__(
+        self,
+        claim_ids: Sequence[str] | None,
+        read_texts: Callable[[Sequence[str]], dict[str, str]],
+        *,
+        db: sqlite3.Connection | None = None,
+        sql: SliceSQL | None = None,
+    ) -> None:
+        if claim_ids is None and (db is None or sql is None):
+            raise ValueError("an EligibleSlice needs its claim ids, or db and sql to select them")
+        self._ids = None if claim_ids is None else tuple(claim_ids)
+        self._members: frozenset[str] | None = None
+        self._read_texts = read_texts
+        self.db = db
+        self.sql = sql
+
+    @property
+    def claim_ids(self) -> tuple[str, ...]:
+        if self._ids is None:
+            assert self.db is not None
+            assert self.sql is not None
+            spec = self.sql
+            self.db.execute(ELIGIBLE_DDL)
+            self.db.execute(f"DELETE FROM {ELIGIBLE_TABLE}")
+            self.db.execute(
+                f"INSERT INTO {ELIGIBLE_TABLE} (claim_id) SELECT claim_id FROM {spec.source} "
+                f"WHERE {spec.where}",
+                [*spec.source_params, *spec.params],
+            )
+            rows = self.db.execute(f"SELECT claim_id FROM {ELIGIBLE_TABLE} ORDER BY claim_id")
+            self._ids = tuple(r[0] for r in rows)
+        return self._ids
+
+    @property
+    def materialized(self) -> bool:
+        """True once the ids were selected (and ``temp.read_eligible`` holds them)."""
+        return self._ids is not None
 
     def __len__(self) -> int:
         return len(self.claim_ids)
 
+    def __bool__(self) -> bool:
+        return self._ids is None or bool(self._ids)
+
     def texts(self, claim_ids: Sequence[str]) -> dict[str, str]:
         """Text of the given claims; ids outside the slice are refused, never read."""
-        allowed = self._members
-        outside = [c for c in claim_ids if c not in allowed]
+        if self._members is None:
+            self._members = frozenset(self.claim_ids)
+        outside = [c for c in claim_ids if c not in self._members]
         if outside:
             raise KeyError(f"claim {outside[0]!r} is not in the eligible slice")
-        return self.read_texts(claim_ids)
-
-    @property
-    def _members(self) -> frozenset[str]:
-        cached: frozenset[str] | None = self.__dict__.get("_member_set")
-        if cached is None:
-            cached = frozenset(self.claim_ids)
-            object.__setattr__(self, "_member_set", cached)
-        return cached
+        return self._read_texts(claim_ids)
 
     @classmethod
     def of(cls, views: Iterable[MemoryView]) -> EligibleSlice:
@@ -114,7 +156,7 @@ def index_fts(db: sqlite3.Connection, views: Iterable[MemoryView], table: str = 
 
 def fill_eligible(db: sqlite3.Connection, claim_ids: Iterable[str]) -> None:
     """(Re)fill the temp table of eligible ids that lexical ranking joins on."""
-    db.execute("CREATE TEMP TABLE IF NOT EXISTS read_eligible (claim_id TEXT PRIMARY KEY)")
+    db.execute(ELIGIBLE_DDL)
     db.execute(f"DELETE FROM {ELIGIBLE_TABLE}")
     db.executemany(f"INSERT OR IGNORE INTO {ELIGIBLE_TABLE} VALUES (?)", ((c,) for c in claim_ids))
 
@@ -135,27 +177,44 @@ STORE_INDEX_SQL = (
 
 
 class LexicalRanker:
-    """BM25 over an FTS5 index, restricted in SQL to the eligible ids of the current read.
+    """BM25 over an FTS5 index, restricted in SQL to the eligible claims of the current read.
 
-    ``sql`` takes the FTS query and a limit and joins ``temp.read_eligible``:
-    :data:`OWN_INDEX_SQL` (the default, over :func:`create_fts`) or :data:`STORE_INDEX_SQL`.
-    BM25's document frequencies are those of the whole index (statistics, never content, of
-    other rows); scores are negated so that higher is better.
+    ``index`` is ``"read_fts"`` (the read path's own, :func:`create_fts`) or ``"claims_fts"``
+    (the memory store's). Over the store's index, a slice defined by stage-1 SQL on the same
+    connection is applied inside the ranking statement: only FTS matches are checked, only
+    eligible ones are scored, and no ineligible row leaves SQLite. Otherwise the MATCH is
+    joined to ``temp.read_eligible``. BM25's document frequencies are those of the whole index
+    (statistics, never content, of other rows); scores are negated so that higher is better.
     """
 
     name = "fts5-bm25"
 
-    def __init__(self, db: sqlite3.Connection, *, sql: str = OWN_INDEX_SQL) -> None:
+    def __init__(self, db: sqlite3.Connection, *, index: str = "read_fts") -> None:
+        if index not in ("read_fts", "claims_fts"):
+            raise ValueError(f"unknown lexical index {index!r}: 'read_fts' or 'claims_fts'")
         self._db = db
-        self._sql = sql
+        self._index = index
 
     def rank(self, query: str, eligible: EligibleSlice, k: int) -> list[Scored]:
         match = fts_query(query)
         if match is None or not eligible:
             return []
-        if eligible.db is not self._db:
-            fill_eligible(self._db, eligible.claim_ids)
-        rows = self._db.execute(self._sql, (match, k)).fetchall()
+        same = eligible.db is self._db
+        if same and eligible.sql is not None and self._index == "claims_fts":
+            spec = eligible.sql
+            sql = (
+                "SELECT v.claim_id, -bm25(claims_fts) AS score FROM claims_fts AS f "
+                f"JOIN {spec.source} AS v ON v.claim_rowid = f.rowid "
+                f"WHERE claims_fts MATCH ? AND {spec.where} ORDER BY score DESC, v.claim_id LIMIT ?"
+            )
+            params: list[object] = [*spec.source_params, match, *spec.params, k]
+        else:
+            ids = eligible.claim_ids  # materialized in SQL on the slice's own connection
+            if not same:
+                fill_eligible(self._db, ids)
+            sql = OWN_INDEX_SQL if self._index == "read_fts" else STORE_INDEX_SQL
+            params = [match, k]
+        rows = self._db.execute(sql, params).fetchall()
         return [Scored(claim_id, float(score)) for claim_id, score in rows]
 
 

@@ -27,6 +27,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import ReadDenied, StoreError
 from ..hashing import text_hash
 from ..vocab import Capability
@@ -39,7 +41,7 @@ from .eligibility import (
     source_sql,
 )
 from .embed import Embedder, VectorRanker
-from .evidence import TranscriptSource, check_evidence
+from .evidence import TranscriptCache, TranscriptSource, check_evidence
 from .judge import judge
 from .models import (
     Caller,
@@ -52,7 +54,7 @@ from .models import (
     UseDecision,
 )
 from .policy import ReadPolicy, load_read_policy
-from .rank import STORE_INDEX_SQL, HybridRanker, LexicalRanker, Ranker
+from .rank import EligibleSlice, HybridRanker, LexicalRanker, Ranker
 from .serialize import SERIALIZER_VERSION, Serialized, TokenCounter, estimate_tokens, serialize
 from .views import Hit, load_hits
 
@@ -92,6 +94,7 @@ class MemoryReader:
         try:
             self._db = sqlite3.connect(path, timeout=60, isolation_level=None)
             self._db.execute("PRAGMA busy_timeout = 60000")
+            self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute("SELECT 1 FROM memory_current LIMIT 0")
         except sqlite3.Error as exc:
             raise StoreError(f"{path}: not a readable memory store ({exc})") from None
@@ -133,12 +136,9 @@ class MemoryReader:
         token_budget: int | None = None,
     ) -> ReadResult:
         """Read up to ``k`` usable memories for ``purpose``; see the module docstring."""
-        request = ReadRequest(
-            query=query, tenant=tenant, subject=subject,
-            caller=caller if isinstance(caller, Caller) else Caller(id=caller),
-            purpose=Capability(purpose), as_of=as_of, known_at=known_at, k=k,
-            token_budget=token_budget,
-        )  # fmt: skip
+        request = _request(
+            query, tenant, subject, caller, purpose, as_of, known_at, k, token_budget
+        )
         if not request.caller.may_read_for(request.purpose):
             raise ReadDenied(
                 f"caller {request.caller.id!r} is not authorized to read for "
@@ -173,7 +173,7 @@ class MemoryReader:
         result.excluded.extend(self._ineligible(scope, request.query))
         order = list(Stage)
         result.excluded.sort(key=lambda e: (order.index(e.stage), e.rank or 0, e.claim_id))
-        result.eligible_count = len(eligible)
+        result.eligible_count = len(eligible) if eligible.materialized else None
         self._record(result, now, ranked, judged, top, context.included)
         return result
 
@@ -203,7 +203,7 @@ class MemoryReader:
         out: dict[str, UseDecision | ExcludedItem] = {}
         for claim_id, rule in rules.items():
             if rule is None:
-                out[claim_id] = self._judge(hits[claim_id], request, at)
+                out[claim_id] = self._judge(hits[claim_id], request, at, self._cache())
             else:
                 memory_id = claim_id.rsplit(":", 1)[0]
                 out[claim_id] = ExcludedItem(claim_id=claim_id, memory_id=memory_id,
@@ -212,31 +212,39 @@ class MemoryReader:
         return out
 
     def _rank_and_judge(
-        self, request: ReadRequest, scope: Scope, eligible: Any, as_of: datetime
+        self, request: ReadRequest, scope: Scope, eligible: EligibleSlice, as_of: datetime
     ) -> tuple[list[tuple[Hit, UseDecision]], dict[str, tuple[int, float]]]:
         """Stage 2 over the slice, stage 3 on each hit; fetch deeper while too few pass."""
         source, params = source_sql(scope)
         judged: list[tuple[Hit, UseDecision]] = []
         ranked: dict[str, tuple[int, float]] = {}
-        depth = OVERFETCH * request.k
+        depth, cache = OVERFETCH * request.k, self._cache()
         while True:
             hits = self._ranker.rank(request.query, eligible, depth)
             fresh = [h for h in hits if h.claim_id not in ranked]
             for position, h in enumerate(hits, start=1):
                 ranked.setdefault(h.claim_id, (position, h.score))
             views = load_hits(self._db, source, params, [h.claim_id for h in fresh])
-            judged.extend((views[h.claim_id], self._judge(views[h.claim_id], request, as_of))
-                          for h in fresh)  # fmt: skip
+            for h in fresh:
+                judged.append(
+                    (views[h.claim_id], self._judge(views[h.claim_id], request, as_of, cache))
+                )
             enough = sum(d.admissible for _, d in judged) >= request.k
-            if enough or len(hits) < depth or depth >= len(eligible):
+            if enough or len(hits) < depth:
                 return judged, ranked
             depth *= OVERFETCH
 
-    def _judge(self, hit: Hit, request: ReadRequest, as_of: datetime) -> UseDecision:
+    def _cache(self) -> TranscriptCache | None:
+        """A transcript cache for one read (transcripts can change between reads)."""
+        return None if self._transcripts is None else TranscriptCache(self._transcripts)
+
+    def _judge(
+        self, hit: Hit, request: ReadRequest, as_of: datetime, cache: TranscriptCache | None
+    ) -> UseDecision:
         evidence = EvidenceStatus.NOT_CHECKED
         if self.policy.purpose(request.purpose).dereference:
             evidence = check_evidence(
-                hit.evidence_ref, hit.quote_hash, transcripts=self._transcripts,
+                hit.evidence_ref, hit.quote_hash, transcripts=cache,
                 sources_admissible=hit.sources_admissible,
             )  # fmt: skip
         return judge(hit.view, purpose=request.purpose, policy=self.policy, as_of=as_of,
@@ -285,6 +293,36 @@ class MemoryReader:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+
+def _request(
+    query: str,
+    tenant: str,
+    subject: str,
+    caller: Caller | str,
+    purpose: Capability | str,
+    as_of: datetime | None,
+    known_at: datetime | None,
+    k: int,
+    token_budget: int | None,
+) -> ReadRequest:
+    """The validated request; a bad argument is a :class:`StoreError` naming it."""
+    if purpose not in set(Capability):
+        known = ", ".join(c.value for c in Capability)
+        raise StoreError(f"purpose {purpose!r} is not one of {known}")
+    try:
+        return ReadRequest(
+            query=query, tenant=tenant, subject=subject,
+            caller=caller if isinstance(caller, Caller) else Caller(id=caller),
+            purpose=Capability(purpose), as_of=as_of, known_at=known_at, k=k,
+            token_budget=token_budget,
+        )  # fmt: skip
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        raise StoreError(f"invalid read request: {problems}") from None
 
 
 def _item(hit: Hit, d: UseDecision, ranked: dict[str, tuple[int, float]]) -> ReadItem:
@@ -354,7 +392,7 @@ def _result(
         tokens=context.tokens,
         items=items,
         excluded=excluded,
-        eligible_count=0,
+        eligible_count=None,
     )
 
 
@@ -365,7 +403,7 @@ def _ranker(
 ) -> Ranker:
     if factory is not None:
         return factory(db)
-    lexical = LexicalRanker(db, sql=STORE_INDEX_SQL)
+    lexical = LexicalRanker(db, index="claims_fts")
     if embedder is None:
         return lexical
     return HybridRanker([lexical, VectorRanker(embedder)])
