@@ -161,6 +161,8 @@ def test_harmful_content_is_flagged_and_never_personalizes(text: str) -> None:
         "My neighbour's dog will not quit barking at night.",
         "I'm better than my brother at chess.",
         "I locked my keys in the car.",
+        "I forgot my wallet at home.",
+        "I'm building a robust business plan.",
     ],
 )
 def test_close_variants_are_not_harmful(text: str) -> None:

@@ -53,8 +53,11 @@ _CONTEMPT = re.compile(
     re.IGNORECASE,
 )
 _CRIME = re.compile(
-    r"\b(?:extort|blackmail|steal|rob|burglari[sz]e|shoplift|launder|embezzle|forge|"
-    r"counterfeit|stalk|dox|swat|scam|defraud)\w*\b|"
+    r"\b(?:extort(?:s|ed|ing|ion)?|blackmail(?:s|ed|ing)?|steal(?:s|ing)?|stole|"
+    r"rob(?:s|bed|bing|bery)?|burglari[sz](?:e|es|ed|ing)|shoplift(?:s|ed|ing)?|"
+    r"launder(?:s|ed|ing)?\s+(?:money|cash|it)|embezzl(?:e|es|ed|ing|ement)|"
+    r"counterfeit(?:s|ed|ing)?|stalk(?:s|ed|ing)?\s+(?:someone|somebody|him|her|them|my|an?\s)|"
+    r"dox(?:x?ed|x?ing)?|swatting|scam(?:s|med|ming)?|defraud(?:s|ed|ing)?)\b|"
     r"\b(?:fake|false|stolen)\s+(?:identity|id|passport|documents?|resume|credentials)\b|"
     r"\bmake\s+up\s+(?:stuff|things|experience)\s+on\s+(?:my|a)\s+(?:resume|cv)\b|"
     r"\b(?:break|breaking|get|sneak)\s+into\s+(?:someone|somebody|a|the|his|her|their|my\s+"
