@@ -84,6 +84,10 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "store-lineage": lambda: _store_models().Lineage,
     "read-policy": lambda: ReadPolicyDocument,
     "read-result": lambda: _read_result(),
+    "store-erasure-report": lambda: _store_models().ErasureReport,
+    "store-erasure-verification": lambda: _store_models().ErasureVerification,
+    "store-why": lambda: _store_models().Why,
+    "lifecycle-report": lambda: _lifecycle_models().LifecycleFigures,
 }
 
 
@@ -97,6 +101,12 @@ def _store_models() -> Any:
     from .store import models
 
     return models
+
+
+def _lifecycle_models() -> Any:
+    from .evaluation import lifecycle
+
+    return lifecycle
 
 
 def _store_derivation() -> Any:

@@ -181,6 +181,9 @@ def state(store: MemoryStore) -> dict[str, tuple]:
             tuple(c.allowed_uses),
             c.support_label,
             c.verification_state,
+            c.valid_from,
+            c.valid_to,
+            c.superseded_by,
         )
         for c in store.claims()
     }
@@ -201,12 +204,15 @@ def test_revoke_then_restore_gives_back_every_claims_state(ops, target):
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.permutations(list(range(6))))
 def test_interleaved_ingests_equal_their_serial_order(order):
+    texts = [
+        ("I live in Paris.", "2026-03-01"),
+        ("I moved to Berlin.", "2026-09-01"),
+        ("My manager is Alice.", "2026-04-01"),
+    ]
     results = [
-        (t, user_says(f"{t}-{i}", text))
+        (t, user_says(f"{t}-{i}", text, f"{day}T10:00:00"))
         for t in ("acme", "globex")
-        for i, text in enumerate(
-            ["My manager is Alice.", "I prefer tea.", "Our Q2 revenue was $43.8M."]
-        )
+        for i, (text, day) in enumerate(texts)
     ]
     serial, mixed = MemoryStore(clock=Clock()), MemoryStore(clock=Clock())
     for tenant, r in results:
@@ -215,3 +221,4 @@ def test_interleaved_ingests_equal_their_serial_order(order):
         tenant, r = results[i]
         mixed.ingest(r, tenant=tenant, subject="u1")
     assert state(serial) == state(mixed)
+    assert sum(c.superseded_by is not None for c in mixed.claims()) == 2  # Paris, per tenant

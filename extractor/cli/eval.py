@@ -39,6 +39,19 @@ from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput, model_options, polic
     show_default=True,
     help="Conversations in flight at once.",
 )
+@click.option(
+    "--lifecycle",
+    is_flag=True,
+    help="Instead: run the memory store's generated lifecycle scenarios (no model needed).",
+)
+@click.option(
+    "--scenarios",
+    type=click.IntRange(min=1),
+    default=40,
+    show_default=True,
+    help="With --lifecycle: scenarios per family.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="With --lifecycle: RNG seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.pass_context
 def eval_command(ctx: click.Context, /, **o: Any) -> None:
@@ -53,7 +66,10 @@ def eval_command(ctx: click.Context, /, **o: Any) -> None:
         extractor eval
         extractor eval --msc ../shared/data/msc-valid.jsonl --msc-limit 100
         extractor eval --model offline+verified:always --base-url http://127.0.0.1:8089/v1
+        extractor eval --lifecycle --scenarios 200 --seed 1
     """
+    if o["lifecycle"]:
+        _lifecycle(ctx, o)
     try:
         cases = load_evalset(o["evalset"])
         client = get_client(o["model"], base_url=o["base_url"], api_key=o["api_key"], cache=False)
@@ -80,3 +96,17 @@ def eval_command(ctx: click.Context, /, **o: Any) -> None:
         if msc is not None:
             click.echo("\n" + render_msc(msc))
     ctx.exit(EXIT_OK if report.safety.clean else EXIT_REJECTED)
+
+
+def _lifecycle(ctx: click.Context, o: dict[str, Any]) -> None:
+    """Taint escape, false/missed invalidation, restore correctness, exposure, descendants,
+    corroboration, supersession and erasure residue over generated scenarios (seed §17)."""
+    from ..evaluation.lifecycle import evaluate_lifecycle, render_lifecycle
+
+    figures = evaluate_lifecycle(o["scenarios"], seed=o["seed"])
+    if o["as_json"]:
+        data = {**figures.model_dump(mode="json"), "safety": figures.safety, "clean": figures.clean}
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(render_lifecycle(figures))
+    ctx.exit(EXIT_OK if figures.clean else EXIT_REJECTED)

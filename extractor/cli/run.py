@@ -11,10 +11,11 @@ from typing import Any
 import click
 
 from ..batch import DEFAULT_CONCURRENCY, BatchConfig, BatchObserver, estimate_total, run_batch
-from ..conversation import Owner
+from ..conversation import Conversation, Owner
 from ..errors import ExtractorError
 from ..formats import AUTO, FORMAT_NAMES
 from ..heap import tune_collector
+from ..results import ConversationResult
 from ..summary import ProgressBar, RunSummary, render_summary, show_progress
 from ._common import UnusableInput, build_extractor, extractor_options
 
@@ -96,6 +97,12 @@ def _check_inputs(inputs: tuple[str, ...]) -> None:
     help="Also record the run in this SQLite ledger.",
 )
 @click.option(
+    "--store",
+    "store_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also ingest every admitted memory into this memory store (extractor store ...).",
+)
+@click.option(
     "--retry-failed",
     is_flag=True,
     help="Clear the failures file first, so earlier failures are attempted again.",
@@ -141,7 +148,12 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
     )  # fmt: skip
     try:
         progress = _progress(inputs, o["quiet"], o["shard"])
-        with _ledger(o["ledger"]) as ledger, progress as observers:
+        with (
+            _ledger(o["ledger"]) as ledger,
+            _store(o["store_path"]) as ingesting,
+            progress as observers,
+        ):
+            observers = [*ingesting, *observers]
             summary = run_batch(inputs, extractor, config, observers=observers, ledger=ledger)
     except ExtractorError as exc:
         raise UnusableInput(str(exc)) from None
@@ -158,6 +170,27 @@ def _ledger(path: Path | None) -> Iterator[Any]:
 
     with Ledger(path) as ledger:
         yield ledger
+
+
+class _StoreIngest(BatchObserver):
+    """Ingests each result into a memory store (idempotent, so a resumed run adds nothing)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def on_result(self, result: ConversationResult, conversation: Conversation) -> None:
+        self.store.ingest(result)
+
+
+@contextlib.contextmanager
+def _store(path: Path | None) -> Iterator[list[BatchObserver]]:
+    if path is None:
+        yield []
+        return
+    from ..store import MemoryStore
+
+    with MemoryStore(path) as store:
+        yield [_StoreIngest(store)]
 
 
 @contextlib.contextmanager

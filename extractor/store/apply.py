@@ -144,13 +144,15 @@ def apply_ingest(p: Projector, payload: Payload, cause: Cause) -> Outcome:
 
 def _derived_claim_row(c: Payload, payload: Payload, cause: Cause) -> Row:
     d = c["decision"]
+    key = c.get("key") or {}
     return {
         "claim_id": c["claim_id"], "memory_id": payload["memory_id"], "ordinal": c["ordinal"],
         "tenant": payload["tenant"], "subject": payload["subject"], "content": c["content"],
         "content_hash": c["content_hash"], "quote": None, "evidence_ref": None,
         "hedges": json.dumps(c["hedges"]), "observed_at": None, "recorded_at": cause.at,
-        "key_subject": None, "key_relation": None, "key_object": None, "key_scope": None,
-        "normalizer_version": None, "base_lifecycle": d["lifecycle_state"],
+        "key_subject": key.get("subject"), "key_relation": key.get("relation"),
+        "key_object": key.get("object"), "key_scope": key.get("scope"),
+        "normalizer_version": key.get("normalizer_version"), "base_lifecycle": d["lifecycle_state"],
         "base_verification": c["verification_state"],
         "base_allowed": uses_json(d["allowed_uses"]),
         "base_forbidden": uses_json(d["forbidden_uses"]),
@@ -291,7 +293,42 @@ def apply_verify(p: Projector, payload: Payload, cause: Cause) -> Outcome:
     return p.recompute([cid], cause)
 
 
+def apply_erase(p: Projector, payload: Payload, cause: Cause) -> Outcome:
+    """Privacy erasure: content gone from the claims and evidence (the events were redacted
+    before this one was appended), the claims blocked, their key relations dropped, the
+    dependents revalidated, and a content-free tombstone row."""
+    claims = list(payload["claims"])
+    rows = p.db.select_in("claims", "claim_id", claims)
+    neighbours: set[str] = set()
+    for r in rows:
+        if r["key_relation"] is not None:
+            where = {"tenant": r["tenant"], "key_subject": r["key_subject"],
+                     "key_relation": r["key_relation"], "key_scope": r["key_scope"]}  # fmt: skip
+            neighbours |= {m["claim_id"] for m in p.db.select("claims", where)}
+    blank = {"content": "", "content_hash": None, "quote": "", "hedges": "[]", "subject": None,
+             "key_subject": None, "key_object": None, "key_scope": None, "erased": 1}  # fmt: skip
+    for cid in claims:
+        p.db.update("claims", {"claim_id": cid}, blank)
+        p.db.update("evidence", {"claim_id": cid}, {"quote": ""})
+        for column in ("old_claim_id", "new_claim_id"):
+            p.db.delete("supersessions", {column: cid})
+        for column in ("claim_a", "claim_b"):
+            p.db.delete("conflicts", {column: cid})
+    for mid in payload["memories"]:
+        p.db.update("memories", {"memory_id": mid}, {"erased": 1, "subject": None})
+    for sid in payload["sources"]:
+        p.db.update("sources", {"source_id": sid}, {"status": "ERASED", "cause_seq": cause.seq})
+        p.db.update("evidence", {"source_id": sid}, {"quote": ""})
+    p.db.insert("erasures", [{"erasure_id": payload["erasure_id"],
+                              "selector_kind": payload["selector_kind"],
+                              "requested_at": cause.at, "counts_json": dumps(payload["counts"]),
+                              "cause_seq": cause.seq}])  # fmt: skip
+    seeds = [*claims, *sorted(neighbours - set(claims)), *payload["sources"]]
+    return p.recompute(seeds, cause, revalidate=True)
+
+
 APPLIERS: dict[str, Callable[[Projector, Payload, Cause], Any]] = {
+    "ERASE": apply_erase,
     "SOURCE": apply_source,
     "LINK": apply_link,
     "EVIDENCE": apply_evidence,

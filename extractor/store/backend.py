@@ -11,6 +11,7 @@ checked against the schema before they reach a statement.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -41,6 +42,8 @@ class Backend(Protocol):
 
     def events(self, after_seq: int = 0) -> Iterator[Row]: ...
 
+    def last_event(self) -> tuple[int, str] | None: ...
+
     def insert(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None: ...
 
     def select(
@@ -64,6 +67,16 @@ class Backend(Protocol):
     def clear_projection(self) -> None: ...
 
     def dump(self, table: str) -> Iterator[tuple[Any, ...]]: ...
+
+    def redact_event(self, seq: int, payload_json: str) -> None: ...
+
+    def set_levels(self, levels: Mapping[str, int | None]) -> None: ...
+
+    def compact(self) -> None: ...
+
+    def index_consistent(self) -> bool: ...
+
+    def files(self) -> list[Path]: ...
 
 
 _IN_CHUNK = 500
@@ -179,6 +192,11 @@ class SQLiteBackend:
             cursor = self._db.execute(sql, [row[n] for n in names])
             return int(cursor.lastrowid) if cursor.rowcount and cursor.lastrowid else None
 
+    def last_event(self) -> tuple[int, str] | None:
+        """``(seq, at)`` of the last event, or ``None`` for an empty log."""
+        rows = self.execute("SELECT seq, at FROM memory_events ORDER BY seq DESC LIMIT 1")
+        return (int(rows[0]["seq"]), str(rows[0]["at"])) if rows else None
+
     def events(self, after_seq: int = 0) -> Iterator[Row]:
         with self._lock, self._errors("read"):
             rows = self._db.execute(
@@ -289,6 +307,14 @@ class SQLiteBackend:
             )
         self.insert("claim_versions", ordered)
 
+    def set_levels(self, levels: Mapping[str, int | None]) -> None:
+        """``claims.support_level`` for many claims at once."""
+        with self._lock, self._errors("write"):
+            self._db.executemany(
+                "UPDATE claims SET support_level = ? WHERE claim_id = ?",
+                [(lv, cid) for cid, lv in levels.items()],
+            )
+
     # -- rebuild and hashing --------------------------------------------------------------------
 
     def clear_projection(self) -> None:
@@ -304,6 +330,111 @@ class SQLiteBackend:
             rows = self._db.execute(sql).fetchall()
         for r in rows:
             yield tuple(r)
+
+    # -- erasure --------------------------------------------------------------------------------
+
+    def redact_event(self, seq: int, payload_json: str) -> None:
+        """Replace an event's payload by its redacted form (erasure only)."""
+        with self._lock, self._errors("write"):
+            self._db.execute(
+                "UPDATE memory_events SET payload_json = ?, redacted = 1, idempotency_key = NULL "
+                "WHERE seq = ?",
+                (payload_json, seq),
+            )
+
+    def compact(self) -> None:
+        """Make deleted bytes unreadable: rebuild the FTS index from the current content (its
+        segments keep deleted terms otherwise), checkpoint and truncate the WAL, and VACUUM
+        (free pages keep deleted rows even with ``secure_delete``; measured on SQLite 3.40)."""
+        with self._lock, self._errors("compact"):
+            self._db.execute("INSERT INTO claims_fts (claims_fts) VALUES ('rebuild')")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._db.execute("VACUUM")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def index_consistent(self) -> bool:
+        """FTS5 ``integrity-check``: the index holds exactly the terms of the current content."""
+        with self._lock:
+            try:
+                self._db.execute("INSERT INTO claims_fts (claims_fts) VALUES ('integrity-check')")
+            except sqlite3.DatabaseError:
+                return False
+        return True
+
+    def files(self) -> list[Path]:
+        if self.location == ":memory:":
+            return []
+        return [p for p in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm"))
+                if p.exists()]  # fmt: skip
+
+
+def scrub_sqlite(path: Path, forms: Sequence[bytes]) -> int:
+    """Remove every byte form of an erased string from every text column of every table of a
+    SQLite file (the ledger), then checkpoint and VACUUM it. Returns the rows changed."""
+    if not forms:
+        return 0
+    try:
+        db = sqlite3.connect(path, isolation_level=None, timeout=DEFAULT_BUSY_TIMEOUT_S)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open the ledger to erase from it: {exc}") from None
+    changed = 0
+    try:
+        db.execute("PRAGMA secure_delete = ON")
+        tables = [
+            r[0]
+            for r in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        ]
+        db.execute("BEGIN IMMEDIATE")
+        for table in tables:
+            cols = [r[1] for r in db.execute(f"PRAGMA table_info({_ident(table)})")
+                    if str(r[2]).upper() in ("TEXT", "")]  # fmt: skip
+            for col in cols:
+                for form in forms:
+                    text = form.decode("utf-8")
+                    cursor = db.execute(
+                        f"UPDATE {_ident(table)} SET {_ident(col)} = replace({_ident(col)}, ?, '') "
+                        f"WHERE instr({_ident(col)}, ?) > 0",
+                        (text, text),
+                    )
+                    changed += cursor.rowcount
+        db.execute("COMMIT")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error as exc:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise StoreError(f"{path}: cannot erase from the ledger: {exc}") from None
+    finally:
+        db.close()
+    return changed
+
+
+def ledger_texts(path: Path, conversation_hashes: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Every message text of the given conversations in a ledger's transcripts, and the output
+    files its runs wrote (copies the store cannot reach)."""
+    db = sqlite3.connect(path)
+    try:
+        texts: list[str] = []
+        for h in conversation_hashes:
+            for (doc,) in db.execute(
+                "SELECT conversation_json FROM transcripts WHERE conversation_hash = ?", (h,)
+            ):
+                for m in json.loads(doc).get("messages", []):
+                    if isinstance(m.get("content"), str):
+                        texts.append(m["content"])
+        outputs: list[str] = []
+        for (settings,) in db.execute("SELECT settings_json FROM runs"):
+            for key, value in json.loads(settings).items():
+                if key in ("out", "output", "failures", "failures_path") and isinstance(value, str):
+                    outputs.append(value)
+        return texts, sorted(set(outputs))
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot read the ledger: {exc}") from None
+    finally:
+        db.close()
 
 
 def _ident(name: str) -> str:

@@ -105,6 +105,9 @@ class ParentView(BaseModel):
     valid_from: str | None
     valid_to: str | None
     decision_input_hash: str | None
+    observation: bool = Field(
+        default=False, description="An observed event: its validity is an instant, not a span."
+    )
 
 
 def _specifics(text: str) -> set[str]:
@@ -194,9 +197,11 @@ def _in_conflict(p: ParentView) -> bool:
 
 
 def overlap(parents: Sequence[ParentView]) -> tuple[str | None, str | None]:
-    """The valid time all required parents share (their intersection)."""
-    starts = [p.valid_from for p in parents if p.valid_from is not None]
-    ends = [p.valid_to for p in parents if p.valid_to is not None]
+    """The valid time all required propositions share (their intersection). An observed event
+    (a statement, a tool output) holds at an instant; what it reports is not bounded by that."""
+    spans = [p for p in parents if not p.observation]
+    starts = [p.valid_from for p in spans if p.valid_from is not None]
+    ends = [p.valid_to for p in spans if p.valid_to is not None]
     return (max(starts) if starts else None, min(ends) if ends else None)
 
 

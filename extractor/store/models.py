@@ -251,3 +251,68 @@ class Lineage(_Record):
     descendants: list[LineageEdge]
     roots: list[str] = Field(description="Ancestor claims that were extracted, not derived.")
     sources: list[str] = Field(description="Sources its support rests on, transitively.")
+
+
+class ErasureReport(_Record):
+    """What :meth:`MemoryStore.erase` removed, and the residue check that followed."""
+
+    erasure_id: str
+    event_seq: int
+    selector_kind: str
+    erased_claims: list[str] = Field(description="Claims whose content is gone (tombstones).")
+    derived_claims: list[str] = Field(description="Of those, derived claims that carried it.")
+    revalidated: list[str] = Field(description="Dependents that lost support and were revalidated.")
+    events_redacted: int
+    ledger_rows_scrubbed: int
+    cache_entries_removed: int
+    files_scanned: list[str]
+    residue: list[str] = Field(description="Where an erased string is still readable: empty.")
+    unreachable: list[str] = Field(
+        description="Copies outside the store it cannot reach (the result files of the ledger's "
+        "runs): the caller must erase there too."
+    )
+
+
+class ErasureVerification(_Record):
+    """Result of :meth:`MemoryStore.verify_erasure`: byte-level scan for erased strings."""
+
+    strings: int = Field(description="How many strings were checked (each at least 6 chars).")
+    files_scanned: list[str]
+    residue: list[str]
+    index_consistent: bool = Field(description="FTS5 integrity-check passed.")
+    clean: bool
+
+
+class Antecedent(_Record):
+    """One antecedent of a justification, with its current standing."""
+
+    kind: Literal["claim", "source"]
+    id: str
+    standing: str = Field(description="A claim's support label (IN/OUT), a source's status.")
+    family: str | None = Field(description="A source's family.")
+
+
+class JustificationView(_Record):
+    """One way a claim can be held up, and whether it holds now."""
+
+    just_id: str
+    kind: str
+    informant: str | None
+    holds: bool = Field(description="Every antecedent is IN / ACTIVE.")
+    current: bool = Field(description="Part of the claim's current (well-founded) support.")
+    antecedents: list[Antecedent]
+
+
+class Why(_Record):
+    """``why MEMORY_ID``: the state of a claim and everything that explains it."""
+
+    claim: StoredClaim
+    rules: list[str] = Field(description="Admission rules that gave its capabilities.")
+    verified_by: list[str] = Field(description="Verifications, with the rules that decided them.")
+    support: list[JustificationView]
+    families: list[str] = Field(description="Source families its support rests on.")
+    lineage: Lineage
+    superseded_by: str | None
+    supersedes: list[str]
+    conflicts_with: list[str]
+    history: list[ClaimVersion]

@@ -23,6 +23,7 @@ from ..vocab import Capability, LifecycleState
 from .backend import Backend, Row
 from .settle import Decision, Inputs, State, settle
 from .support import Justification, current_support, forward_closure, relabel
+from .timeline import ORIGIN_AUTHORITY, VERIFIED_AUTHORITY, Keyed, Resolution, resolve
 
 CAPABILITY_BITS = {c: 1 << i for i, c in enumerate(Capability)}
 
@@ -36,8 +37,8 @@ def mask(uses: Iterable[Capability | str]) -> int:
 
 
 def uses_json(uses: Iterable[Capability | str]) -> str:
-    ordered = [c.value for c in Capability if c in {Capability(u) for u in uses}]
-    return json.dumps(ordered)
+    chosen = {Capability(u) for u in uses}
+    return json.dumps([c.value for c in Capability if c in chosen])
 
 
 def dumps(value: Any) -> str:
@@ -198,7 +199,13 @@ class Projector:
         return self.settle_region(depth, cause, revalidate=False, write=write)
 
     def settle_region(
-        self, depth: dict[str, int], cause: Cause, *, revalidate: bool, write: bool = True
+        self,
+        depth: dict[str, int],
+        cause: Cause,
+        *,
+        revalidate: bool,
+        write: bool = True,
+        keys: bool = True,
     ) -> Outcome:
         region = set(depth)
         if not region:
@@ -222,6 +229,12 @@ class Projector:
         levels = relabel(
             region, justs, outside_level=outside_level, source_in=source_in, blocked=blocked
         )
+        if write and keys:
+            extra = self._resolve_keys(claims, levels, cause) - region
+            if extra:
+                wider = {**forward_closure(extra, self.consumers), **dict.fromkeys(extra, 0)}
+                wider.update(depth)
+                return self.settle_region(wider, cause, revalidate=revalidate, keys=False)
         outcome = self._settle_region(claims, justs, levels, outside, source_in)
         outcome.depth = depth
         outcome.levels = levels
@@ -241,6 +254,7 @@ class Projector:
         parents_now = {c: state_of(r) for c, r in self.db.current_in(parent_ids).items()}
         verified = self._verified(claims)
         supersede = self._supersessions(claims)
+        starts = self._successor_starts(claims)
         conflicted = self._conflicted(claims)
         copies = self._copies(claims)
 
@@ -271,7 +285,7 @@ class Projector:
             new_states[cid] = settle(
                 Inputs(
                     decision=decision_of(row),
-                    valid_from=_valid(row, "stated_valid_from"),
+                    valid_from=_valid(row, "stated_valid_from") or starts.get(cid),
                     valid_to=_valid(row, "stated_valid_to"),
                     label_in=levels[cid] is not None,
                     support=parent_states,
@@ -311,9 +325,86 @@ class Projector:
                 if old is None or state_of(old) != state:
                     changed.add(cid)
         self.db.write_versions(rows)
-        for cid, level in levels.items():
-            if claims[cid]["support_level"] != level:
-                self.db.update("claims", {"claim_id": cid}, {"support_level": level})
+        self.db.set_levels({c: lv for c, lv in levels.items() if claims[c]["support_level"] != lv})
+        return changed
+
+    # -- supersession and conflict ---------------------------------------------------------------
+
+    def _resolve_keys(
+        self, claims: Mapping[str, Row], levels: Mapping[str, int | None], cause: Cause
+    ) -> set[str]:
+        """Re-resolve the timeline of every structural key the region touches; return the
+        claims whose supersession or conflict changed."""
+        groups = sorted({
+            (r["tenant"], r["key_subject"], r["key_relation"], r["key_scope"])
+            for r in claims.values() if r["key_relation"] is not None
+        }, key=repr)  # fmt: skip
+        changed: set[str] = set()
+        for tenant, subject, relation, scope in groups:
+            where = {"tenant": tenant, "key_subject": subject, "key_relation": relation,
+                     "key_scope": scope}  # fmt: skip
+            members = {r["claim_id"]: r for r in self.db.select("claims", where)}
+            keyed = self._keyed(members, levels)
+            res = resolve(keyed)
+            key = dumps([tenant, subject, relation, scope])
+            changed |= self._write_resolution(members, res, key, cause)
+        return changed
+
+    def _keyed(self, members: Mapping[str, Row], levels: Mapping[str, int | None]) -> list[Keyed]:
+        ids = list(members)
+        origins = {r["memory_id"]: r["origin_kind"] for r in self.db.select_in(
+            "memories", "memory_id", [m["memory_id"] for m in members.values()])}  # fmt: skip
+        verified = self.db.select_in("verifications", "claim_id", ids)
+        live = {
+            r["source_id"]
+            for r in self.db.select_in("sources", "source_id", [v["source_id"] for v in verified])
+            if r["status"] == "ACTIVE"
+        }
+        held = {v["claim_id"] for v in verified if v["source_id"] in live}
+        out = []
+        for cid, r in members.items():
+            level = levels[cid] if cid in levels else r["support_level"]
+            if level is None or r["revoked"] or r["erased"]:
+                continue
+            authority = VERIFIED_AUTHORITY if cid in held else ORIGIN_AUTHORITY.get(
+                origins[r["memory_id"]], 1)  # fmt: skip
+            start = r["stated_valid_from"] or naive(r["observed_at"] or r["recorded_at"])
+            out.append(Keyed(cid, r["key_object"], start, authority))
+        return out
+
+    def _write_resolution(
+        self, members: Mapping[str, Row], res: Resolution, key: str, cause: Cause
+    ) -> set[str]:
+        ids = list(members)
+        old_sup = {(r["old_claim_id"], r["new_claim_id"]): r
+                   for r in self.db.select_in("supersessions", "old_claim_id", ids)}  # fmt: skip
+        old_con = {(r["claim_a"], r["claim_b"]): r
+                   for r in self.db.select_in("conflicts", "claim_a", ids)}  # fmt: skip
+        new_sup = {(o, n): e for o, n, e in res.supersessions}
+        new_con = {(a, b): f for a, b, f in res.conflicts}
+        changed: set[str] = set()
+        for pair in set(old_sup) ^ set(new_sup):
+            changed.update(pair)  # the new claim's start may become its valid_from
+        for pair in set(old_con) | set(new_con):
+            before = json.loads(old_con[pair]["flag_json"]) if pair in old_con else []
+            after = list(new_con.get(pair, ()))
+            if before != after:
+                changed.update(before + after)
+        for o, n in old_sup:
+            self.db.delete("supersessions", {"old_claim_id": o, "new_claim_id": n})
+        for a, b in old_con:
+            self.db.delete("conflicts", {"claim_a": a, "claim_b": b})
+        self.db.insert("supersessions", [{
+            "old_claim_id": o, "new_claim_id": n, "key_json": key, "effective_at": e,
+            "sys_at": old_sup[(o, n)]["sys_at"] if (o, n) in old_sup else cause.at,
+            "rule_id": "functional-key-later-valid-time",
+            "cause_seq": old_sup[(o, n)]["cause_seq"] if (o, n) in old_sup else cause.seq,
+        } for (o, n), e in sorted(new_sup.items())])  # fmt: skip
+        self.db.insert("conflicts", [{
+            "claim_a": a, "claim_b": b, "key_json": key, "flag_json": json.dumps(list(f)),
+            "rule_id": "functional-key-unresolvable",
+            "cause_seq": old_con[(a, b)]["cause_seq"] if (a, b) in old_con else cause.seq,
+        } for (a, b), f in sorted(new_con.items())])  # fmt: skip
         return changed
 
     # -- per-claim inputs kept in other tables --------------------------------------------------
@@ -340,6 +431,12 @@ class Projector:
             out.setdefault(r["old_claim_id"], (r["new_claim_id"], r["sys_at"], r["effective_at"]))
         return out
 
+    def _successor_starts(self, claims: Iterable[str]) -> dict[str, str]:
+        """A claim that supersedes another without a stated start holds from its effective
+        start (when it was said), so the two never overlap in valid time."""
+        rows = self.db.select_in("supersessions", "new_claim_id", claims)
+        return {r["new_claim_id"]: r["effective_at"] for r in rows}
+
     def _conflicted(self, claims: Iterable[str]) -> set[str]:
         ids = list(claims)
         rows = self.db.select_in("conflicts", "claim_a", ids)
@@ -355,6 +452,11 @@ class Projector:
             if r["relation"] in COPY_RELATIONS and r["required"]:
                 out.setdefault(r["child_claim_id"], []).append(r["parent_claim_id"])
         return out
+
+
+def naive(system: str) -> str:
+    """A system-time instant as a valid-time instant (the UTC wall clock, no zone)."""
+    return system[:19]
 
 
 def _seq_of(verification_id: str) -> int:

@@ -16,22 +16,19 @@ Writes are serialized (``BEGIN IMMEDIATE``; several processes may share one file
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from ..admission import decide, load_policy
 from ..admission.policy import Policy
 from ..errors import StoreError, UnknownMemory
-from ..hashing import canonical_json, content_hash, text_hash
+from ..hashing import content_hash, text_hash
 from ..results import ConversationResult
-from ..vocab import Capability, LifecycleState, Origin, VerificationState
-from .apply import apply_event, claim_id_for
-from .backend import Backend, SQLiteBackend
+from ..vocab import CandidateKind, Capability, LifecycleState, Origin, VerificationState
+from .apply import claim_id_for
+from .core import DEFAULT_TENANT, StoreCore
 from .derivation import (
     DerivedClaim,
     ParentView,
@@ -42,33 +39,24 @@ from .derivation import (
     overlap,
     parent_decision,
 )
-from .migrations import PROJECTION_TABLES
+from .erasing import Erasing
+from .explaining import EXPORTABLE, JSON_COLUMNS, Explaining
 from .models import (
     AffectedClaim,
-    ClaimVersion,
     Corroboration,
     DerivationRejectionRecord,
     DeriveReport,
     Exposure,
     IngestReport,
-    Lineage,
-    LineageEdge,
-    MemoryEvent,
-    RebuildReport,
     RevocationReport,
     RevocationTrigger,
     SourceRelation,
     StoredClaim,
     VerifyReport,
 )
-from .projection import Cause, Outcome, Projector, state_of
-from .support import forward_closure
-from .timeaxes import system_time, utc_now, valid_bounds, valid_point
-
-#: Tenant used when neither the caller nor the result names one.
-DEFAULT_TENANT = "default"
-
-Clock = Callable[[], datetime]
+from .projection import Outcome
+from .timeaxes import system_time, valid_bounds
+from .timeline import NORMALIZER_VERSION, claim_key
 
 QUARANTINED = LifecycleState.QUARANTINED
 REVOKED = LifecycleState.REVOKED
@@ -79,92 +67,12 @@ def _derived_id(activity: str, produced_by: str, claims: Sequence[DerivedClaim])
     return "der_" + content_hash(body).removeprefix("sha256:")[:20]
 
 
-class MemoryStore:
+class MemoryStore(Erasing, Explaining, StoreCore):
     """A memory store. ``path`` is a SQLite file (created with its migrations when missing).
 
     ``clock`` supplies system time (tests pass a fake one); ``backend`` replaces the SQLite
     backend (anything implementing :class:`~extractor.store.backend.Backend`).
     """
-
-    def __init__(
-        self,
-        path: str | Path = ":memory:",
-        *,
-        create: bool = True,
-        clock: Clock | None = None,
-        backend: Backend | None = None,
-    ) -> None:
-        self.backend: Backend = backend or SQLiteBackend(path, create=create)
-        self._clock = clock or utc_now
-        self._projector = Projector(self.backend)
-
-    # -- lifecycle ------------------------------------------------------------------------------
-
-    def close(self) -> None:
-        self.backend.close()
-
-    def __enter__(self) -> MemoryStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    @property
-    def migrations(self) -> list[str]:
-        return self.backend.migrations()
-
-    # -- events ---------------------------------------------------------------------------------
-
-    def _now(self) -> str:
-        return system_time(self._clock(), option="clock")
-
-    def _record(
-        self,
-        kind: str,
-        payload: Mapping[str, Any],
-        *,
-        tenant: str | None,
-        actor: str | None = None,
-        key: str | None = None,
-    ) -> tuple[int | None, Any]:
-        """Append one event and apply it, in one transaction. ``(None, None)`` when ``key`` is
-        already in the log (the same request was recorded before)."""
-        with self.backend.transaction():
-            at = self._now()
-            last = self._last_seq()
-            if last is not None and at < last[1]:
-                at = last[1]  # system time never runs backwards, even if the clock does
-            body = canonical_json(payload)
-            event_id = (
-                "ev_"
-                + hashlib.sha256(
-                    f"{kind}\n{at}\n{(last or (0, ''))[0] + 1}\n{body}".encode()
-                ).hexdigest()[:24]
-            )
-            row = {"event_id": event_id, "kind": kind, "at": at, "tenant": tenant,
-                   "actor": actor, "idempotency_key": key, "payload_json": body,
-                   "redacted": 0}  # fmt: skip
-            seq = self.backend.append_event(row)
-            if seq is None:
-                return None, None
-            return seq, apply_event(self._projector, {**row, "seq": seq})
-
-    def _last_seq(self) -> tuple[int, str] | None:
-        rows = self.backend.select("memory_events", order_by="seq DESC")[:1]
-        return (int(rows[0]["seq"]), str(rows[0]["at"])) if rows else None
-
-    def events(self, after_seq: int = 0) -> Iterator[MemoryEvent]:
-        for r in self.backend.events(after_seq):
-            yield MemoryEvent(
-                seq=r["seq"], event_id=r["event_id"], kind=r["kind"], at=r["at"],
-                tenant=r["tenant"], actor=r["actor"], payload=json.loads(r["payload_json"]),
-                redacted=bool(r["redacted"]),
-            )  # fmt: skip
 
     # -- ingest ---------------------------------------------------------------------------------
 
@@ -204,7 +112,7 @@ class MemoryStore:
                 "subject": subject,
                 "conversation_id": result.conversation_id,
                 "conversation_hash": result.conversation_hash,
-                "memories": [_memory_payload(c, d, result) for c, d in fresh],
+                "memories": [_memory_payload(c, d, result, subject) for c, d in fresh],
             }
             seq, _ = self._record(
                 "INGEST", payload, tenant=tenant, actor=result.provenance.model,
@@ -212,6 +120,12 @@ class MemoryStore:
             )  # fmt: skip
         report.event_seq = seq
         report.stored = [c.memory_id for c, _ in fresh]
+        new = [claim_id_for(m) for m in report.stored]
+        retired = self.backend.select_in("supersessions", "new_claim_id", new)
+        report.superseded = sorted({r["old_claim_id"] for r in retired})
+        pairs = self.backend.select_in("conflicts", "claim_a", new)
+        pairs += self.backend.select_in("conflicts", "claim_b", new)
+        report.conflicts = [list(p) for p in sorted({(r["claim_a"], r["claim_b"]) for r in pairs})]
         return report
 
     def _existing(self, memory_ids: list[str], tenant: str) -> set[str]:
@@ -258,6 +172,7 @@ class MemoryStore:
                 report.stored = self.claims(memory_id=mid)
                 return report
             now = self._clock()
+            policy = policy if policy is not None else load_policy()
             payload_claims: list[dict[str, Any]] = []
             for i, claim in enumerate(claims):
                 problem = check_claim(i, claim, parents, tenant)
@@ -265,7 +180,7 @@ class MemoryStore:
                     report.rejected.append(DerivationRejectionRecord(**problem.model_dump()))
                     continue
                 payload_claims.append(self._derived_payload(
-                    claim, f"{mid}:c{len(payload_claims) + 1}", parents, policy=policy,
+                    claim, f"{mid}:c{len(payload_claims) + 1}", parents, subject, policy=policy,
                     produced_by=produced_by, now=now, requested_uses=requested_uses,
                 ))  # fmt: skip
             if not payload_claims:
@@ -283,12 +198,13 @@ class MemoryStore:
         claim: DerivedClaim,
         claim_id: str,
         parents: Mapping[str, ParentView | None],
+        subject: str | None,
         **admission: Any,
     ) -> dict[str, Any]:
         required = [p for r in claim.requires if (p := parents[r]) is not None]
         context = [p.claim_id for r in claim.context if (p := parents[r]) is not None]
         verification, decision = admit_derived(claim, claim_id, required, **admission)
-        lo, hi = overlap(required)
+        lo, hi = overlap(required) if not (claim.valid_from or claim.valid_to) else (None, None)
         stated = valid_bounds(claim.valid_from, claim.valid_to)
         return {
             "claim_id": claim_id,
@@ -302,6 +218,7 @@ class MemoryStore:
             "valid_from": stated[0] if claim.valid_from else lo,
             "valid_to": stated[1] if claim.valid_to else hi,
             "verification_state": verification.value,
+            "key": key_payload(claim.content, subject, proposition=True),
             "decision": decision_payload(decision),
         }
 
@@ -326,6 +243,7 @@ class MemoryStore:
             revoked=bool(row["revoked"]), erased=bool(row["erased"]),
             valid_from=current["valid_from"], valid_to=current["valid_to"],
             decision_input_hash=row["decision_input_hash"],
+            observation=current["kind"] == "OBSERVATION",
         )  # fmt: skip
 
     def _subject_of(self, parents: Sequence[ParentView]) -> str | None:
@@ -353,16 +271,6 @@ class MemoryStore:
                            "just_id": just}  # fmt: skip
                 self._record("SUPPORT", payload, tenant=target["tenant"], actor=informant)
             return self.claim(target["claim_id"])
-
-    def _one_claim(self, ref: str) -> dict[str, Any]:
-        rows = self.backend.select("claims", {"claim_id": ref})
-        if not rows:
-            rows = self.backend.select("claims", {"memory_id": ref})
-            if len(rows) > 1:
-                raise StoreError(f"memory {ref!r} has {len(rows)} claims: name one ({ref}:c1)")
-        if not rows:
-            raise UnknownMemory(ref)
-        return rows[0]
 
     # -- sources and families -------------------------------------------------------------------
 
@@ -566,9 +474,6 @@ class MemoryStore:
             raise UnknownMemory(ref, what="memory, claim or source")
         return [r["claim_id"] for r in rows], [], rows[0]["tenant"]
 
-    def _dependents(self, seeds: Sequence[str]) -> set[str]:
-        return set(forward_closure(seeds, self._projector.consumers))
-
     def _impact(
         self,
         seq: int,
@@ -619,131 +524,18 @@ class MemoryStore:
         ]
         return sorted(out, key=lambda e: (e.at, e.read_id, e.claim_id, e.stage))
 
-    def lineage(self, ref: str) -> Lineage:
-        """Claim-level lineage: ancestors and descendants along the derivation graph."""
-        cid = self._one_claim(ref)["claim_id"]
-        up = self._walk(cid, "child_claim_id", "parent_claim_id")
-        down = self._walk(cid, "parent_claim_id", "child_claim_id")
-        parents = {e.parent_claim_id for e in up}
-        children = {e.child_claim_id for e in up}
-        _, sources = self._projector.ancestry([cid])
-        return Lineage(claim_id=cid, ancestors=up, descendants=down,
-                       roots=sorted(parents - children), sources=sorted(sources))  # fmt: skip
 
-    def _walk(self, start: str, near: str, far: str) -> list[LineageEdge]:
-        edges: list[LineageEdge] = []
-        seen = {start}
-        frontier = [start]
-        depth = 0
-        while frontier:
-            depth += 1
-            rows = self.backend.select_in("derivations", near, frontier)
-            frontier = []
-            for r in sorted(rows, key=lambda r: (r[near], r[far])):
-                edges.append(LineageEdge(
-                    child_claim_id=r["child_claim_id"], parent_claim_id=r["parent_claim_id"],
-                    relation=r["relation"], required=bool(r["required"]), depth=depth,
-                ))  # fmt: skip
-                if r[far] not in seen:
-                    seen.add(r[far])
-                    frontier.append(r[far])
-        return edges
-
-    def consistent(self) -> bool:
-        """Whether a full recompute of every claim gives exactly the current states (what
-        every incremental update must preserve)."""
-        outcome = self._projector.recompute_all(Cause(0, "CHECK", ""), write=False)
-        current = self.backend.current_in(outcome.states)
-        return all(state_of(current[c]) == s for c, s in outcome.states.items())
-
-    # -- reading --------------------------------------------------------------------------------
-
-    def claims(
-        self,
-        *,
-        tenant: str | None = None,
-        subject: str | None = None,
-        memory_id: str | None = None,
-        as_of: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-    ) -> list[StoredClaim]:
-        """Claims as the store holds them, by claim id.
-
-        Without ``known_at``, the current version of each claim (``memory_current``); with it,
-        the version that was current at that system time ("what did we believe on July 2?").
-        With ``as_of``, only claims whose valid time contains that instant ("who was CEO on
-        June 20?"). Lifecycle and capabilities are returned, never filtered on: deciding what
-        may be used for which purpose is the read path's job.
-        """
-        where = {k: v for k, v in (("tenant", tenant), ("subject", subject),
-                                   ("memory_id", memory_id)) if v is not None}  # fmt: skip
-        if known_at is None:
-            rows = self.backend.current(where)
-        else:
-            at = system_time(known_at)
-            rows = [
-                r for r in self._history_where(where)
-                if r["sys_from"] <= at and (r["sys_to"] is None or r["sys_to"] > at)
-                and r["recorded_at"] <= at
-            ]  # fmt: skip
-        if as_of is not None:
-            point = valid_point(as_of)
-            rows = [r for r in rows if _valid_at(r, point)]
-        return [_stored(r) for r in rows]
-
-    def _history_where(self, where: Mapping[str, Any]) -> list[dict[str, Any]]:
-        ids = [r["claim_id"] for r in self.backend.select("claims", where)]
-        return self.backend.history(ids, view=True)
-
-    def claim(self, ref: str) -> StoredClaim:
-        """The current state of one claim (``mem_...:c1``) or of a one-claim memory."""
-        rows = self.backend.current({"claim_id": ref}) or self.backend.current({"memory_id": ref})
-        if not rows:
-            raise UnknownMemory(ref)
-        if len(rows) > 1:
-            raise StoreError(f"memory {ref!r} has {len(rows)} claims: name one (e.g. {ref}:c1)")
-        return _stored(rows[0])
-
-    def history(self, ref: str) -> list[ClaimVersion]:
-        """Every system-time version of a claim (or of each claim of a memory), oldest first."""
-        ids = self._claim_ids(ref)
-        return [_version(r) for r in self.backend.history(ids)]
-
-    def _claim_ids(self, ref: str) -> list[str]:
-        rows = self.backend.select("claims", {"claim_id": ref}) or self.backend.select(
-            "claims", {"memory_id": ref}, order_by="ordinal"
-        )
-        if not rows:
-            raise UnknownMemory(ref)
-        return [r["claim_id"] for r in rows]
-
-    # -- replay ---------------------------------------------------------------------------------
-
-    def state_hash(self) -> str:
-        """``sha256:`` of every projection table, row by row in key order: equal hashes mean
-        byte-identical state."""
-        digest = hashlib.sha256()
-        for table in PROJECTION_TABLES:
-            digest.update(f"\x00{table}\x00".encode())
-            for row in self.backend.dump(table):
-                digest.update(canonical_json(list(row)).encode("utf-8") + b"\n")
-        return "sha256:" + digest.hexdigest()
-
-    def rebuild(self) -> RebuildReport:
-        """Replay every event into an empty projection, in one transaction."""
-        before = self.state_hash()
-        with self.backend.transaction():
-            self.backend.clear_projection()
-            count = 0
-            for row in self.backend.events():
-                apply_event(self._projector, row)
-                count += 1
-        after = self.state_hash()
-        return RebuildReport(events=count, state_hash_before=before, state_hash_after=after,
-                             identical=before == after)  # fmt: skip
+def key_payload(content: str, subject: str | None, *, proposition: bool) -> dict[str, Any] | None:
+    key = claim_key(content, subject, proposition=proposition)
+    if key is None:
+        return None
+    return {"subject": key.subject, "relation": key.relation, "object": key.object,
+            "scope": key.scope, "normalizer_version": NORMALIZER_VERSION}  # fmt: skip
 
 
-def _memory_payload(c: Any, d: Any, result: ConversationResult) -> dict[str, Any]:
+def _memory_payload(
+    c: Any, d: Any, result: ConversationResult, subject: str | None
+) -> dict[str, Any]:
     span = c.source_span
     valid_from, valid_to = valid_bounds(c.temporal.valid_from, c.temporal.valid_to)
     return {
@@ -763,41 +555,16 @@ def _memory_payload(c: Any, d: Any, result: ConversationResult) -> dict[str, Any
         "valid_to": valid_to,
         "parent_memory_ids": list(c.parent_memory_ids),
         "produced_by": c.provenance.model,
+        "key": key_payload(c.content, subject, proposition=c.kind is CandidateKind.PROPOSITION),
         "decision": decision_payload(d),
     }
 
 
-def _valid_at(row: Mapping[str, Any], point: str) -> bool:
-    lo, hi = row["valid_from"], row["valid_to"]
-    return (lo is None or lo <= point) and (hi is None or point < hi)
-
-
-def _stored(r: Mapping[str, Any]) -> StoredClaim:
-    return StoredClaim(
-        claim_id=r["claim_id"], memory_id=r["memory_id"], tenant=r["tenant"],
-        subject=r["subject"], conversation_id=r["conversation_id"],
-        memory_type=r["memory_type"], kind=r["kind"], origin_kind=r["origin_kind"],
-        verification_state=r["verification_state"], lifecycle_state=r["lifecycle_state"],
-        allowed_uses=json.loads(r["allowed_uses"]), forbidden_uses=json.loads(r["forbidden_uses"]),
-        flags=json.loads(r["flags"]), support_label=r["support_label"], content=r["content"],
-        valid_from=r["valid_from"], valid_to=r["valid_to"], observed_at=r["observed_at"],
-        recorded_at=r["recorded_at"], sys_from=r["sys_from"], superseded_at=r["superseded_at"],
-        superseded_by=r["superseded_by"], erased=bool(r["erased"]), version=r["version"],
-        evidence_ref=r["evidence_ref"], policy_id=r["policy_id"],
-        policy_version=r["policy_version"], reason=r["reason"],
-    )  # fmt: skip
-
-
-def _version(r: Mapping[str, Any]) -> ClaimVersion:
-    return ClaimVersion(
-        claim_id=r["claim_id"], version=r["version"], sys_from=r["sys_from"], sys_to=r["sys_to"],
-        lifecycle_state=r["lifecycle_state"], verification_state=r["verification_state"],
-        allowed_uses=json.loads(r["allowed_uses"]), forbidden_uses=json.loads(r["forbidden_uses"]),
-        flags=json.loads(r["flags"]), support_label=r["support_label"],
-        valid_from=r["valid_from"], valid_to=r["valid_to"], superseded_at=r["superseded_at"],
-        superseded_by=r["superseded_by"], reason=r["reason"], cause_seq=r["cause_seq"],
-        cause_kind=r["cause_kind"],
-    )  # fmt: skip
-
-
-__all__ = ["DEFAULT_TENANT", "MemoryStore", "claim_id_for"]
+__all__ = [
+    "DEFAULT_TENANT",
+    "EXPORTABLE",
+    "JSON_COLUMNS",
+    "MemoryStore",
+    "StoreCore",
+    "claim_id_for",
+]

@@ -1,0 +1,229 @@
+"""Privacy erasure as a store operation (:meth:`MemoryStore.erase`, :meth:`verify_erasure`);
+what it reaches and why is in :mod:`extractor.store.erasure`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import StoreError, UnknownMemory
+from ..hashing import canonical_json
+from .apply import apply_event
+from .backend import ledger_texts, scrub_sqlite
+from .core import StoreCore
+from .erasure import cache_files, files_of, redact_payload, scan, scannable, scrub_cache
+from .erasure import forms as erasure_forms
+from .models import (
+    ErasureReport,
+    ErasureVerification,
+)
+
+
+class Erasing(StoreCore):
+    """``erase`` and ``verify_erasure``."""
+
+    # -- privacy erasure -------------------------------------------------------------------------
+
+    def erase(
+        self,
+        *,
+        subject: str | None = None,
+        conversation: str | None = None,
+        memory_id: str | None = None,
+        source: str | None = None,
+        tenant: str | None = None,
+        ledger: str | Path | None = None,
+        cache_dir: str | Path | None = None,
+        actor: str | None = None,
+    ) -> ErasureReport:
+        """Erase personal data (seed §14): exactly one selector -- a ``subject``, a
+        ``conversation`` id, a ``memory_id`` (or claim id) or a ``source`` -- optionally within
+        one ``tenant``. Removes the content from the selected claims and every claim derived
+        with their content, from the events, the FTS index, free pages and the WAL; with
+        ``ledger`` and ``cache_dir``, from the ledger's transcripts and JSON and the response
+        cache. Dependents that only relied on the erased claims are revalidated. Then scans
+        every file for the erased strings (:class:`ErasureReport.residue`, empty when clean).
+        """
+        kind, value = _selector(subject, conversation, memory_id, source)
+        with self.backend.transaction():
+            roots, sources = self._erasure_roots(kind, value, tenant)
+            claims = self._content_closure(roots)
+            rows = self.backend.select_in("claims", "claim_id", claims)
+            strings = [t for r in rows for t in (r["content"], r["quote"] or "")]
+            strings += [e["quote"] or "" for e in self.backend.select_in(
+                "evidence", "claim_id", claims)]  # fmt: skip
+            memories = self._whole_memories(rows)
+            whole = self.backend.select_in("memories", "memory_id", memories)
+            hashes = sorted({m["conversation_hash"] for m in whole if m["conversation_hash"]})
+            dependents = self._dependents(claims) - set(claims)
+            redacted = self._redact_events(set(claims))
+            seq, _ = self._record("ERASE", {
+                "erasure_id": "", "selector_kind": kind, "claims": sorted(claims),
+                "memories": memories, "sources": sources,
+                "counts": {"claims": len(claims), "derived": len(set(claims) - set(roots)),
+                           "memories": len(memories), "sources": len(sources),
+                           "events_redacted": redacted},
+            }, tenant=tenant, actor=actor, apply=False)  # fmt: skip
+            assert seq is not None
+            erasure_id = self._name_erasure(seq)
+            self._replay()
+        self.backend.compact()
+        return self._after_erasure(
+            erasure_id, seq, kind, claims, roots, dependents, redacted, strings,
+            hashes if kind in ("subject", "conversation") else [], ledger, cache_dir,
+        )  # fmt: skip
+
+    def _name_erasure(self, seq: int) -> str:
+        """Give the ERASE event its id (a hash of its position, never of content)."""
+        (row,) = self.backend.select("memory_events", {"seq": seq})
+        payload = json.loads(row["payload_json"])
+        payload["erasure_id"] = (
+            "era_" + hashlib.sha256(f"{seq}\n{row['at']}".encode()).hexdigest()[:20]
+        )
+        self.backend.update(
+            "memory_events", {"seq": seq}, {"payload_json": canonical_json(payload)}
+        )
+        return str(payload["erasure_id"])
+
+    def _replay(self) -> None:
+        self.backend.clear_projection()
+        for row in self.backend.events():
+            apply_event(self._projector, row)
+
+    def _erasure_roots(
+        self, kind: str, value: str, tenant: str | None
+    ) -> tuple[list[str], list[str]]:
+        scope = {} if tenant is None else {"tenant": tenant}
+        sources: list[str] = []
+        if kind == "subject":
+            rows = self.backend.select("claims", {"subject": value, **scope})
+        elif kind == "conversation":
+            mids = [m["memory_id"] for m in self.backend.select(
+                "memories", {"conversation_id": value, **scope})]  # fmt: skip
+            rows = self.backend.select_in("claims", "memory_id", mids)
+            hashes = {m["conversation_hash"] for m in self.backend.select_in(
+                "memories", "memory_id", mids)}  # fmt: skip
+            prefixes = tuple(f"msg:{h}#" for h in sorted(hashes))
+            sources = sorted(
+                s["source_id"] for s in self.backend.select("sources")
+                if s["source_id"].startswith(prefixes)
+            )  # fmt: skip
+        elif kind == "memory":
+            rows = [self._one_claim(value)] if ":c" in value else self.backend.select(
+                "claims", {"memory_id": value})  # fmt: skip
+        else:
+            found = self.backend.select("sources", {"source_id": value})
+            if not found:
+                raise UnknownMemory(value, what="source")
+            sources = [value]
+            held = {e["claim_id"] for e in self.backend.select("evidence", {"source_id": value})}
+            other = {e["claim_id"] for e in self.backend.select_in("evidence", "claim_id", held)
+                     if e["source_id"] != value}  # fmt: skip
+            rows = self.backend.select_in("claims", "claim_id", held - other)
+        rows = [r for r in rows if not r["erased"]]
+        if not rows and not sources:
+            raise UnknownMemory(value, what=f"{kind} with stored (unerased) memories")
+        return sorted(r["claim_id"] for r in rows), sources
+
+    def _content_closure(self, roots: Sequence[str]) -> list[str]:
+        """The roots and every claim derived from them with their content, transitively."""
+        seen = set(roots)
+        frontier = list(roots)
+        while frontier:
+            edges = self.backend.select_in("derivations", "parent_claim_id", frontier)
+            frontier = sorted({e["child_claim_id"] for e in edges if e["carries_content"]} - seen)
+            seen.update(frontier)
+        return sorted(seen)
+
+    def _whole_memories(self, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+        erased = {r["claim_id"] for r in rows}
+        mids = sorted({r["memory_id"] for r in rows})
+        claims = self.backend.select_in("claims", "memory_id", mids)
+        partial = {c["memory_id"] for c in claims if c["claim_id"] not in erased}
+        return [m for m in mids if m not in partial]
+
+    def _redact_events(self, claims: set[str]) -> int:
+        count = 0
+        for row in self.backend.events():
+            if row["kind"] not in ("INGEST", "DERIVE", "EVIDENCE"):
+                continue
+            payload = json.loads(row["payload_json"])
+            redacted = redact_payload(row["kind"], payload, claims)
+            if redacted != payload:
+                self.backend.redact_event(int(row["seq"]), canonical_json(redacted))
+                count += 1
+        return count
+
+    def _after_erasure(
+        self,
+        erasure_id: str,
+        seq: int,
+        kind: str,
+        claims: Sequence[str],
+        roots: Sequence[str],
+        dependents: set[str],
+        redacted: int,
+        strings: list[str],
+        hashes: Sequence[str],
+        ledger: str | Path | None,
+        cache_dir: str | Path | None,
+    ) -> ErasureReport:
+        files = self.backend.files()
+        unreachable: list[str] = []
+        scrubbed = 0
+        if ledger is not None:
+            texts, unreachable = ledger_texts(Path(ledger), hashes)
+            strings = strings + texts
+            forms_ = [f for s in scannable(strings) for f in erasure_forms(s)]
+            scrubbed = scrub_sqlite(Path(ledger), forms_)
+            files += files_of(Path(ledger))
+        cache = None if cache_dir is None else Path(cache_dir)
+        removed = scrub_cache(cache, strings)
+        files += cache_files(cache)
+        return ErasureReport(
+            erasure_id=erasure_id, event_seq=seq, selector_kind=kind, erased_claims=list(claims),
+            derived_claims=sorted(set(claims) - set(roots)), revalidated=sorted(dependents),
+            events_redacted=redacted, ledger_rows_scrubbed=scrubbed,
+            cache_entries_removed=removed, files_scanned=[str(f) for f in files],
+            residue=scan(files, strings), unreachable=unreachable,
+        )  # fmt: skip
+
+    def verify_erasure(
+        self,
+        strings: Sequence[str],
+        *,
+        ledger: str | Path | None = None,
+        cache_dir: str | Path | None = None,
+    ) -> ErasureVerification:
+        """Look for each string (at least 6 characters), byte for byte, as UTF-8 and as escaped
+        in JSON, in the store's file, WAL and shared memory, the ledger's and the cache's files;
+        and check that the FTS index holds exactly the current content."""
+        files = self.backend.files()
+        if ledger is not None:
+            files += files_of(Path(ledger))
+        files += cache_files(None if cache_dir is None else Path(cache_dir))
+        residue = scan(files, strings)
+        consistent = self.backend.index_consistent()
+        return ErasureVerification(
+            strings=len(scannable(strings)), files_scanned=[str(f) for f in files],
+            residue=residue, index_consistent=consistent, clean=not residue and consistent,
+        )  # fmt: skip
+
+
+def _selector(
+    subject: str | None, conversation: str | None, memory_id: str | None, source: str | None
+) -> tuple[str, str]:
+    pairs = (("subject", subject), ("conversation", conversation), ("memory", memory_id),
+             ("source", source))  # fmt: skip
+    given = [(k, v) for k, v in pairs if v is not None]
+    if len(given) != 1:
+        raise StoreError(
+            "erase needs exactly one selector: subject=, conversation=, memory_id= or source="
+        )
+    kind, value = given[0]
+    if not value.strip():
+        raise StoreError(f"erase: the {kind} selector is empty")
+    return kind, value

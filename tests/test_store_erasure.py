@@ -1,0 +1,150 @@
+"""Privacy erasure is not epistemic revocation (seed §14): the content is gone, byte for byte,
+from the store file, its WAL, the FTS index, the events, the ledger and the cache; a
+content-free tombstone stays."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from store_helpers import _EXTRACTOR, Clock, user_says
+
+from extractor import MemoryStore, StoreError
+from extractor.conversation import conversation_from_data
+from extractor.ledger import Ledger
+from extractor.store import DerivedClaim
+
+SECRET = "42 Wallaby Way in Sydney"
+
+
+def setup(store: MemoryStore) -> dict[str, str]:
+    home = store.ingest(user_says("c-home", f"I live at {SECRET}."), subject="u1").stored
+    job = store.ingest(user_says("c-job", "I work at Quillfeather Labs."), subject="u1").stored
+    other = store.ingest(user_says("c-other", "I prefer green tea."), subject="u2").stored
+    home_prop = next(m + ":c1" for m in home if store.claim(m).kind == "PROPOSITION")
+    job_prop = next(m + ":c1" for m in job if store.claim(m).kind == "PROPOSITION")
+    summary = store.derive(
+        [
+            DerivedClaim(content=f"User lives at {SECRET}.", requires=[home_prop]),
+            DerivedClaim(content="User works at Quillfeather Labs.", requires=[job_prop]),
+        ],
+        activity="PROFILE",
+        produced_by="profiler",
+    )
+    leaning = store.derive(
+        [DerivedClaim(content="User prefers green tea.", requires=[other[-1] + ":c1"])],
+        produced_by="p",
+    ).stored[0]
+    store.support(leaning.claim_id, by=[home_prop], informant="recommender")
+    return {
+        "home": home_prop,
+        "job": job_prop,
+        "profile_home": summary.stored[0].claim_id,
+        "profile_job": summary.stored[1].claim_id,
+        "leaning": leaning.claim_id,
+    }
+
+
+def test_erasing_a_conversation_leaves_no_byte_of_it_and_a_content_free_tombstone(tmp_path: Path):
+    db = tmp_path / "m.db"
+    with MemoryStore(db, clock=Clock()) as store:
+        ids = setup(store)
+        assert store.verify_erasure([SECRET]).residue  # it is there before: the scan sees it
+        report = store.erase(conversation="c-home")
+        assert report.residue == [] and str(db) in report.files_scanned
+        assert ids["home"] in report.erased_claims
+        assert ids["profile_home"] in report.derived_claims  # the summary that stated it
+        assert ids["profile_job"] not in report.erased_claims  # its sibling avoids the root
+        assert store.claim(ids["profile_job"]).content == "User works at Quillfeather Labs."
+        assert ids["leaning"] in report.revalidated  # lost a support, kept its own
+        assert store.claim(ids["leaning"]).support_label == "IN"
+        erased = store.claim(ids["home"])
+        assert erased.erased and erased.content == "" and erased.lifecycle_state == "REVOKED"
+        assert erased.subject is None and erased.allowed_uses == []
+        check = store.verify_erasure([SECRET, f"I live at {SECRET}."])
+        assert check.clean and check.index_consistent
+        assert store.rebuild().identical
+        (tomb,) = store.backend.select("erasures")
+        assert SECRET not in json.dumps(tomb) and tomb["selector_kind"] == "conversation"
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert SECRET.encode() not in raw
+
+
+def test_an_erased_memory_is_not_brought_back_by_ingesting_it_again(tmp_path: Path):
+    with MemoryStore(tmp_path / "m.db", clock=Clock()) as store:
+        store.ingest(user_says("c-home", f"I live at {SECRET}."), subject="u1")
+        store.erase(subject="u1")
+        again = store.ingest(user_says("c-home", f"I live at {SECRET}."), subject="u1")
+        assert again.stored == [] and again.already_stored
+        assert store.verify_erasure([SECRET]).clean
+
+
+def test_erasure_reaches_the_ledger_and_the_cache(tmp_path: Path):
+    data = {
+        "id": "c-home",
+        "messages": [
+            {"role": "user", "content": f"I live at {SECRET}.", "timestamp": "2026-06-01T10:00:00"}
+        ],
+    }
+    result = _EXTRACTOR.process(data)
+    ledger_path = tmp_path / "ledger.db"
+    with Ledger(ledger_path) as ledger:
+        run = ledger.start_run(result.provenance, {"out": str(tmp_path / "results.jsonl")})
+        ledger.record_result(run, result, conversation=conversation_from_data(data))
+        ledger.finish_run(run, summary={})
+    cache = tmp_path / "cache" / "ab"
+    cache.mkdir(parents=True)
+    (cache / "entry.json").write_text(json.dumps({"text": f"I live at {SECRET}."}))
+    (cache / "keep.json").write_text(json.dumps({"text": "unrelated"}))
+    with MemoryStore(tmp_path / "m.db", clock=Clock()) as store:
+        store.ingest(result, subject="u1")
+        report = store.erase(subject="u1", ledger=ledger_path, cache_dir=tmp_path / "cache")
+        assert report.residue == [] and report.ledger_rows_scrubbed > 0
+        assert report.cache_entries_removed == 1 and (cache / "keep.json").exists()
+        assert str(tmp_path / "results.jsonl") in report.unreachable
+        assert store.verify_erasure(
+            [SECRET], ledger=ledger_path, cache_dir=tmp_path / "cache"
+        ).clean
+    db = sqlite3.connect(ledger_path)
+    (doc,) = db.execute("SELECT conversation_json FROM transcripts").fetchone()
+    assert SECRET not in doc and json.loads(doc)  # still valid JSON, content gone
+
+
+def test_erase_needs_exactly_one_selector_and_names_what_it_could_not_find():
+    with MemoryStore(clock=Clock()) as store:
+        with pytest.raises(StoreError, match="exactly one selector"):
+            store.erase()
+        with pytest.raises(StoreError, match="exactly one selector"):
+            store.erase(subject="a", conversation="b")
+        with pytest.raises(StoreError, match="'nobody'"):
+            store.erase(subject="nobody")
+
+
+def test_revocation_is_not_erasure_the_content_stays():
+    with MemoryStore(clock=Clock()) as store:
+        (m, *_) = store.ingest(user_says("c", f"I live at {SECRET}."), subject="u1").stored
+        store.revoke(m, reason="wrong")
+        assert SECRET in store.claim(m).content and store.claim(m).lifecycle_state == "REVOKED"
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["home", "job", "profile_home", "leaning"]), st.booleans())
+def test_erasure_leaves_zero_residue_whatever_is_erased(target, by_subject):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        MemoryStore(Path(tmp) / "m.db", clock=Clock()) as store,
+    ):
+        ids = setup(store)
+        texts = {c.claim_id: c.content for c in store.claims()}
+        report = store.erase(subject="u1") if by_subject else store.erase(memory_id=ids[target])
+        kept = {c.content for c in store.claims() if not c.erased}
+        gone = [texts[c] for c in report.erased_claims if not any(texts[c] in k for k in kept)]
+        assert report.erased_claims and store.verify_erasure(gone).clean
+        assert store.rebuild().identical
+        for c in store.claims():
+            assert c.erased == (c.claim_id in report.erased_claims)
