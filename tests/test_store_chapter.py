@@ -391,3 +391,74 @@ def test_support_from_model_output_never_lends_factual_evidence(store):
     held = store.claim(event)
     assert held.support_label == "IN" and FE not in held.allowed_uses
     assert held.allowed_uses == []  # the model output allows only REGRESSION_TEST
+
+
+def test_compaction_must_keep_a_conflict_sources_disagree_survives(store):
+    """Seed §11: 'Sources disagree about X' survives compaction; 'X is true' does not."""
+    store.ingest(
+        user_says("c", "I live in Paris. I live in Berlin.", "2026-03-01T10:00:00"), subject="u1"
+    )
+    paris, berlin = sorted(
+        (c for c in store.claims() if c.kind == "PROPOSITION"),
+        key=lambda c: c.content,
+        reverse=True,
+    )
+    assert paris.verification_state == berlin.verification_state == "CONFLICTING"
+    report = store.derive(
+        [
+            DerivedClaim(content="User lives in Paris.", requires=[paris.claim_id]),
+            DerivedClaim(
+                content="Sources disagree about where User lives: Paris or Berlin.",
+                requires=[paris.claim_id, berlin.claim_id],
+            ),
+        ],
+        produced_by="compactor",
+    )
+    assert [(r.index, r.code) for r in report.rejected] == [(0, "CONFLICT_DROPPED")]
+    (kept,) = report.stored
+    assert kept.verification_state == "CONFLICTING" and "CONFLICTING" in kept.flags
+    assert set(kept.allowed_uses) <= {"CONVERSATIONAL_CONTEXT"}
+    direct = {e.parent_claim_id for e in store.lineage(kept.claim_id).ancestors if e.depth == 1}
+    assert direct == {paris.claim_id, berlin.claim_id}
+
+
+def test_the_impact_report_lists_reads_that_consumed_the_revoked_state(store):
+    m = exercise_4(store, independent=False)
+    for read_id, claim, at in [
+        ("r1", m["m7"], "2026-07-01T09:00:00.000000+00:00"),
+        ("r2", m["m2"], "2026-07-01T09:00:00.000000+00:00"),
+        ("r3", m["m3"], "2027-01-01T00:00:00.000000+00:00"),
+    ]:
+        store.backend.insert(
+            "reads",
+            [
+                {
+                    "read_id": read_id,
+                    "at": at,
+                    "tenant": "default",
+                    "caller": "agent",
+                    "purpose": "CONVERSATIONAL_CONTEXT",
+                    "query_hash": "h",
+                    "as_of": None,
+                    "known_at": None,
+                    "read_policy_id": None,
+                    "read_policy_version": None,
+                }
+            ],
+        )
+        store.backend.insert(
+            "read_items",
+            [
+                {
+                    "read_id": read_id,
+                    "claim_id": claim,
+                    "stage": "SERIALIZED",
+                    "rank": 1,
+                    "score": 1.0,
+                    "rules_fired": "[]",
+                }
+            ],
+        )
+    report = store.revoke(m["m1"], reason="retracted", trigger="SOURCE_REVOKED")
+    # r1 consumed a dependent before containment; r2 read an unaffected claim; r3 is later
+    assert [(e.read_id, e.claim_id) for e in report.exposures] == [("r1", m["m7"])]
