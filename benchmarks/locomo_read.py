@@ -110,7 +110,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         "claims": sum(len(c) for c in claims.values()),
         "purposes": {},
     }
-    for purpose in PURPOSES:
+    for purpose in args.purposes:
         out["purposes"][purpose] = run_purpose(rows, claims, turns, reader, plain, purpose, args.k)
     store.close()
     return out
@@ -173,6 +173,7 @@ def main() -> int:
     parser.add_argument("--embedder", choices=["none", "hashing", "minilm"], default="none")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--data", type=Path, default=DATA, help="locomo.jsonl")
+    parser.add_argument("--purposes", nargs="+", default=list(PURPOSES), choices=PURPOSES)
     args = parser.parse_args()
     if not args.data.is_file():
         print(

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         OutputWriteError,
         PolicyError,
         RateLimited,
+        ReadDenied,
         StoreError,
         UnknownMemory,
     )
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from .offline import OfflineClient
     from .pipeline import Extractor, aextract_and_admit, extract_and_admit
     from .prompts import Prompt, load_prompt
+    from .read import Caller, MemoryReader, ReadResult
     from .results import ConversationResult, FailureRecord
     from .store import MemoryStore
     from .validation import ValidationOptions, ValidationReport, validate_extraction
@@ -97,6 +99,9 @@ _LAZY: dict[str, str] = {
     "MockServer": "mockserver",
     "Ledger": "ledger",
     "MemoryStore": "store",
+    "MemoryReader": "read",
+    "Caller": "read",
+    "ReadResult": "read",
     # errors
     "ExtractorError": "errors",
     "InputError": "errors",
@@ -112,12 +117,14 @@ _LAZY: dict[str, str] = {
     "OutputWriteError": "errors",
     "StoreError": "errors",
     "UnknownMemory": "errors",
+    "ReadDenied": "errors",
 }
 
 __all__ = [
     "SCHEMA_VERSION",
     "AdmissionDecision",
     "BatchConfig",
+    "Caller",
     "CandidateUnit",
     "ClientResult",
     "Conversation",
@@ -134,6 +141,7 @@ __all__ = [
     "LimitExceeded",
     "Limits",
     "MemoryCandidate",
+    "MemoryReader",
     "MemoryStore",
     "Message",
     "MockServer",
@@ -149,6 +157,8 @@ __all__ = [
     "Prompt",
     "Provenance",
     "RateLimited",
+    "ReadDenied",
+    "ReadResult",
     "ReplayReport",
     "StoreError",
     "UnknownMemory",
