@@ -420,3 +420,34 @@ def test_with_a_one_percent_eligible_slice_the_top_k_is_exact_search_over_that_s
         for i in eligible_idx
     )[:3]
     assert [i.claim_id for i in result.items] == [c for _, c in exact]
+
+
+def test_after_the_store_erases_a_conversation_no_read_returns_or_reports_its_content(
+    tmp_path: Path,
+):
+    clock = Clock()
+    with MemoryStore(tmp_path / "memory.db", clock=clock) as store:
+        store.ingest(pipeline("c1", "My sister's name is Zelda and I live in Lisbon."))
+        store.ingest(pipeline("c2", "I prefer tea in Lisbon."))
+        with MemoryReader(store, clock=clock) as reader:
+            before = reader.read(
+                "Zelda Lisbon tea",
+                tenant="acme",
+                subject="u1",
+                caller=USER,
+                purpose="PERSONALIZATION",
+            )
+            assert "Zelda" in before.text
+        store.erase(conversation="c1")
+        with MemoryReader(store, clock=clock) as reader:
+            after = reader.read(
+                "Zelda Lisbon tea",
+                tenant="acme",
+                subject="u1",
+                caller=USER,
+                purpose="PERSONALIZATION",
+            )
+    assert "Zelda" not in after.text
+    assert not any("Zelda" in i.content for i in after.items)
+    assert "Zelda" not in json.dumps([e.model_dump(mode="json") for e in after.excluded])
+    assert "tea" in after.text
