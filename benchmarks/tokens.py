@@ -1,115 +1,240 @@
-"""Prompt tokens per conversation and per call, against one-call-per-message and mem0's prompt.
+"""Tokens, cost and generation time per conversation: this project against mem0, on the wire.
 
-Tokens are o200k_base counts when the ``bpe-openai`` package is importable (see
-``benchmarks/prompt_size.py``), else characters / 4. The schema overhead is measured, not
-guessed: one request is sent through the mock server and what the client really sends besides
-the messages (the tool / response-format schema, as compact JSON) is taken from the recorded
-request body.
+One run, one logging stub: an OpenAI-compatible server that records every request and answer.
+Our requests it answers as :class:`~extractor.mockserver.MockServer` does (the offline model,
+output format 2); mem0's chat requests it answers in mem0's own format (``{"memory": [{"id",
+"text"}]}``) with *the same facts* -- the contents of the offline model's claims for that
+conversation -- and mem0's embedding requests with fixed vectors. mem0 runs from its public
+PyPI package in a throwaway venv outside the repo (``benchmarks/mem0_driver.py``, which imports
+nothing of ours), its default pipeline (one ``Memory.add`` per conversation, Qdrant in a
+temporary directory). Tokens are exact o200k_base counts (``bpe-openai``, tiktoken-compatible,
+ships its tables) of what crossed the wire: the messages' contents plus the tool /
+response-format schema as compact JSON (per-message framing tokens are left out on both sides).
 
-* this project: one call per chunk (one per conversation below 24,000 rendered characters),
-  each = system prompt + schema + the whole rendered transcript;
-* one call per message: the same system prompt and schema, with one message each time;
-* mem0: its FACT_RETRIEVAL_PROMPT (mem0ai/mem0, ``mem0/configs/prompts.py``, commit 099e325a,
-  3,180 characters / 645 o200k tokens with the date filled in) plus ``Input:`` and the
-  messages as mem0 renders them (``role: text`` lines); mem0 then makes a second,
-  update-memory call (1,467 tokens before any memory or fact) that is not counted here.
+Generation time: the stub sleeps ``--token-latency`` seconds per completion token of each answer
+(the mock's generation-time mode), for both, so wall time per conversation is measured at
+``--concurrency`` 1 and 32 for us and at mem0's one-at-a-time ``add``.
 
-    PYTHONPATH=/tmp/bpe /tmp/venv/bin/python benchmarks/tokens.py
+    python3 -m venv /tmp/mem0-venv && /tmp/mem0-venv/bin/pip install mem0ai   # once
+    .venv/bin/pip install bpe-openai                                          # once
+    .venv/bin/python benchmarks/tokens.py --limit 50 --mem0-python /tmp/mem0-venv/bin/python
 """
 
 from __future__ import annotations
 
-import statistics
+import argparse
+import asyncio
+import json
+import subprocess
 import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import synthetic
-from prompt_size import MEM0, tokenizer
-
-from extractor.chunking import split_conversation
-from extractor.clients.base import extract_sync
 from extractor.clients.openai_client import OpenAIClient
-from extractor.clients.wire import fixed_parts
-from extractor.conversation import Conversation, conversation_from_data
-from extractor.evaluation import load_evalset
+from extractor.conversation import Conversation
 from extractor.evaluation.msc import iter_msc
 from extractor.mockserver import MockServer
-from extractor.prompts import Prompt, load_prompt
+from extractor.offline import offline_extract
+from extractor.pipeline import Extractor
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-count, EXACT = tokenizer()
-_, MEM0_FACT_CHARS, MEM0_FACT_TOKENS = MEM0[0]
-MEM0_FACT = MEM0_FACT_TOKENS if EXACT else MEM0_FACT_CHARS / 4
-
-
-def schema_overhead(conv: Conversation, prompt: Prompt) -> tuple[str, str]:
-    """The client's mode and what it sends besides the chat messages (compact JSON)."""
-    with MockServer() as server:
-        client = OpenAIClient(model="offline", base_url=server.base_url, api_key="mock-key")
-        extract_sync(client, conv, prompt)
-        body = server.requests[0]
-    return client.mode, fixed_parts(body, prompt.render(conv)[1]["content"])["schema"]
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "msc-valid.jsonl"
+#: USD per million tokens (input, output), public list prices (OpenAI pricing page, 2025).
+PRICES = {"gpt-4o-mini": (0.15, 0.60), "gpt-4.1": (2.00, 8.00)}
+EMBEDDING_PRICE = 0.02  # text-embedding-3-small, USD per million tokens
+EVENTS = {"ASSERTION_EVENT", "TOOL_OBSERVATION", "INTERACTION_EVENT"}
 
 
-def call_tokens(conv: Conversation, prompt: Prompt, fixed: float) -> float:
-    """One call: the fixed part (system prompt + schema) plus the rendered user turn."""
-    return fixed + count(prompt.render(conv)[1]["content"])
+def counter() -> Any:
+    import bpe_openai  # type: ignore[import-not-found]
+
+    encoding = bpe_openai.get_encoding("o200k_base")
+    return lambda text: len(encoding.encode(text)) if text else 0
 
 
-def per_message_tokens(conv: Conversation, prompt: Prompt, fixed: float) -> float:
-    total = 0.0
-    for message in conv.messages:
-        if message.text:
-            single = conv.model_copy(update={"messages": [message]})
-            total += call_tokens(single, prompt, fixed)
-    return total
+count = counter()
 
 
-def mem0_tokens(conv: Conversation) -> float:
-    """mem0's extraction call: its prompt, then ``Input:`` and ``role: text`` lines."""
-    lines = "".join(f"{m.role.value}: {m.text}\n" for m in conv.messages)
-    return MEM0_FACT + count(f"Input:\n{lines}")
+@dataclass
+class Tally:
+    requests: int = 0
+    prompt: int = 0
+    completion: int = 0
+    embedding_requests: int = 0
+    embedding: int = 0
+    answer_seconds: list[float] = field(default_factory=list)
 
 
-def row(name: str, convs: list[Conversation], prompt: Prompt, fixed: float) -> str:
-    calls = [len(split_conversation(c)) for c in convs]
-    ours = [sum(call_tokens(ch, prompt, fixed) for ch in split_conversation(c)) for c in convs]
-    single = [per_message_tokens(c, prompt, fixed) for c in convs]
-    transcript = [count(prompt.render(c)[1]["content"]) for c in convs]
-    mem0 = [mem0_tokens(c) for c in convs]
-    mean = statistics.fmean
+@dataclass
+class Stub:
+    """What the logging stub knows: the facts per conversation, and what it has seen."""
+
+    facts: dict[str, list[str]]
+    token_latency: float
+    mock: MockServer = field(default_factory=MockServer)
+    current: str = ""
+    ours: Tally = field(default_factory=Tally)
+    mem0: Tally = field(default_factory=Tally)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def chat(self, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
+        request = json.loads(body)
+        messages = request.get("messages", [])
+        text = "\n".join(str(m.get("content") or "") for m in messages)
+        schema = {
+            k: request[k] for k in ("tools", "tool_choice", "response_format") if k in request
+        }
+        prompt = count(text) + (count(json.dumps(schema, separators=(",", ":"))) if schema else 0)
+        if '<conversation id="' in text:
+            reply = self.mock.handle("POST", "/v1/chat/completions", headers, body)
+            status, answer = reply.status, reply.body
+            tally = self.ours
+        else:
+            memory = [{"id": str(i), "text": t} for i, t in enumerate(self.facts[self.current])]
+            content = json.dumps({"memory": memory}, ensure_ascii=False)
+            status, answer, tally = 200, _completion(request, content), self.mem0
+        message = answer.get("choices", [{}])[0].get("message", {}) if status == 200 else {}
+        calls = message.get("tool_calls") or []
+        out = calls[0]["function"]["arguments"] if calls else message.get("content") or ""
+        tokens = count(out)
+        time.sleep(self.token_latency * tokens)
+        with self.lock:
+            tally.requests += 1
+            tally.prompt += prompt
+            tally.completion += tokens
+        return status, answer
+
+    def embeddings(self, body: bytes) -> dict[str, Any]:
+        request = json.loads(body)
+        inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
+        with self.lock:
+            self.mem0.embedding_requests += 1
+            self.mem0.embedding += sum(count(str(i)) for i in inputs)
+        vector = [0.0] * 1535 + [1.0]
+        data = [
+            {"object": "embedding", "index": i, "embedding": vector} for i in range(len(inputs))
+        ]
+        usage = {"prompt_tokens": 0, "total_tokens": 0}
+        return {"object": "list", "data": data, "model": request.get("model"), "usage": usage}
+
+
+def _completion(request: dict[str, Any], content: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-stub", "object": "chat.completion", "created": 0,
+        "model": request.get("model", "stub"),
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }  # fmt: skip
+
+
+def serve(stub: Stub) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length") or 0))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            if self.path.endswith("/control"):
+                stub.current = json.loads(body)["conversation"]
+                status, answer = 200, {}
+            elif self.path.endswith("/embeddings"):
+                status, answer = 200, stub.embeddings(body)
+            else:
+                status, answer = stub.chat(headers, body)
+            payload = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def facts_of(conv: Conversation) -> list[str]:
+    """What the offline model claims in ``conv``: the facts mem0 is answered with."""
+    return [
+        c["content"] for c in offline_extract(conv)["candidates"] if c["memory_type"] not in EVENTS
+    ]
+
+
+async def run_ours(convs: list[Conversation], base_url: str, concurrency: int) -> float:
+    client = OpenAIClient(model="stub", base_url=base_url, api_key="k", timeout=600)
+    extractor = Extractor(client)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(conv: Conversation) -> None:
+        async with gate:
+            await extractor.aprocess(conv)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(c) for c in convs))
+    return time.perf_counter() - started
+
+
+def cost(tally: Tally, n: int, prices: tuple[float, float]) -> float:
+    inp, out = prices
     return (
-        f"| {name} | {len(convs)} | {mean(len(c.messages) for c in convs):.1f} | "
-        f"{mean(transcript):.0f} | {mean(calls):.2f} | {mean(ours):.0f} | "
-        f"{sum(ours) / sum(calls):.0f} | {mean(single):.0f} | "
-        f"{mean(single) / mean(ours):.1f}x | {mean(mem0):.0f} | {mean(ours) / mean(mem0):.1f}x |"
+        (tally.prompt * inp + tally.completion * out + tally.embedding * EMBEDDING_PRICE) / n / 1e6
     )
 
 
 def main() -> None:
-    prompt = load_prompt()
-    evalset = [c.conversation for c in load_evalset()]
-    mode, schema = schema_overhead(evalset[0], prompt)
-    system = count(prompt.system_template)
-    unit = "o200k tokens" if EXACT else "tokens (characters / 4)"
-    print(f"prompt {prompt.version}, client mode {mode}, {unit}: system prompt {system:.0f}; "
-          f"schema sent with each call {count(schema):.0f}; mem0 FACT_RETRIEVAL_PROMPT "
-          f"{MEM0_FACT:.0f}")  # fmt: skip
-    print()
-    print("| data | convs | msgs/conv | user turn tok/conv | calls/conv | prompt tok/conv | "
-          "prompt tok/call | one-call-per-message tok/conv | ratio | mem0 extraction call "
-          "tok/conv | ours / mem0 |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    fixed = system + count(schema)
-    print(row("gold eval set", evalset, prompt, fixed))
-    synth = [conversation_from_data(c) for c in synthetic.conversations(1000)]
-    print(row("synthetic", synth, prompt, fixed))
-    msc = DATA / "msc-valid.jsonl"
-    if msc.exists():
-        convs = [c.conversation for c in iter_msc(msc, limit=200)]
-        print(row("MSC valid (first 200)", convs, prompt, fixed))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--mem0-python", type=Path, required=True)
+    parser.add_argument("--token-latency", type=float, default=0.001)
+    parser.add_argument("--timed", type=int, default=16, help="conversations for wall time")
+    args = parser.parse_args()
+    convs = [c.conversation for c in iter_msc(DATA, limit=args.limit)]
+    stub = Stub({c.id: facts_of(c) for c in convs}, token_latency=0.0)
+    server = serve(stub)
+    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    asyncio.run(run_ours(convs, base, 8))
+    driver = Path(__file__).with_name("mem0_driver.py")
+    subprocess.run([str(args.mem0_python), str(driver), "--base-url", base,
+                    "--limit", str(args.limit)], check=True)  # fmt: skip
+    n = len(convs)
+    print(f"{n} MSC conversations, o200k tokens per conversation (exact counts of the wire):\n")
+    print("| per MSC conversation | this project | mem0 " + _mem0_version(args.mem0_python) + " |")
+    print("|---|---:|---:|")
+    ours, mem0 = stub.ours, stub.mem0
+    rows = [
+        ("LLM requests", ours.requests / n, mem0.requests / n, "{:.2f}"),
+        ("embedding requests", 0, mem0.embedding_requests / n, "{:.2f}"),
+        ("prompt tokens (incl. schema)", ours.prompt / n, mem0.prompt / n, "{:,.0f}"),
+        ("**completion tokens**", ours.completion / n, mem0.completion / n, "{:,.0f}"),
+        ("embedding tokens", 0, mem0.embedding / n, "{:,.0f}"),
+    ]
+    for name, a, b, fmt in rows:
+        print(f"| {name} | {fmt.format(a)} | {fmt.format(b)} |")
+    for model, prices in PRICES.items():
+        print(f"| cost at {model} (${prices[0]}/${prices[1]} per M in/out) | "
+              f"${cost(ours, n, prices):.5f} | ${cost(mem0, n, prices):.5f} |")  # fmt: skip
+    timed = convs[: args.timed]
+    stub.token_latency = args.token_latency
+    c1 = asyncio.run(run_ours(timed, base, 1)) / len(timed)
+    c32 = asyncio.run(run_ours(timed * 2, base, 32)) / (2 * len(timed))
+    print(f"\nwall time per conversation, generation at {args.token_latency * 1000:g} ms per "
+          f"output token ({len(timed)} conversations): C=1 {c1:.2f} s, C=32 {c32:.3f} s")  # fmt: skip
+    server.shutdown()
+
+
+def _mem0_version(python: Path) -> str:
+    done = subprocess.run([str(python), "-c", "import importlib.metadata as m; "
+                           "print(m.version('mem0ai'))"], capture_output=True, text=True)  # fmt: skip
+    return done.stdout.strip()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -7,8 +7,10 @@ land together at least once. Messages are never split, and chunks keep the origi
 and texts, so every span a model returns is already in whole-message coordinates of the full
 conversation.
 
-Merging renames candidate ids ``k<chunk>-<id>`` (parents follow) and merges a candidate found
-again in a later chunk -- same message, quote, kind and memory type -- into the first one.
+Merging expands each chunk's answer into full units (:func:`~extractor.proposal.expand.expand`,
+against that chunk), renames candidate ids ``k<chunk>-<id>`` (parents follow) and merges a
+candidate found again in a later chunk -- same message, quote, kind and memory type -- into the
+first one.
 
 The candidate limit (``ValidationOptions.max_candidates``) bounds each model call, not the
 conversation: each chunk's first ``max_candidates`` candidates are merged, the rest of a chunk
@@ -26,6 +28,7 @@ from typing import Any
 from .clients.base import AttemptRecord, ClientResult, ExtractionClient, Usage
 from .conversation import Conversation
 from .prompts import Prompt, render_message
+from .proposal.expand import expand
 from .validation import ValidationOptions
 
 #: About 6k tokens of transcript: leaves room for the prompt and the answer in an 8k-32k window.
@@ -105,7 +108,13 @@ async def extract_chunked(
         if isinstance(outcome, BaseException):
             raise outcome
     results = [o for o in outcomes if isinstance(o, ClientResult)]
-    merged = merge_results(results, chunks, client.model_name, limit=options.max_candidates)
+    merged = merge_results(
+        results,
+        chunks,
+        client.model_name,
+        limit=options.max_candidates,
+        allow_system_sources=options.allow_system_sources,
+    )
     return merged, len(chunks)
 
 
@@ -115,6 +124,7 @@ def merge_results(
     model: str,
     *,
     limit: int | None = None,
+    allow_system_sources: bool = False,
 ) -> ClientResult:
     """One result from the chunks' results: merged candidates, summed usage and attempts.
 
@@ -140,8 +150,9 @@ def merge_results(
                     else str(result.output),
                 )
             )
-        else:
-            readable.append((number, items))
+        else:  # in full (format 1) units, so ids, spans and parents can be merged
+            full = expand(items, chunk, allow_system_sources=allow_system_sources).items
+            readable.append((number, full))
     kept, overflow = _within_limit(readable, limit)
     output: Any = results[0].output
     within: int | None = None

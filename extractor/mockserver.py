@@ -3,7 +3,7 @@
 :class:`MockServer` serves ``POST /v1/chat/completions`` and ``GET /v1/models`` on 127.0.0.1
 from a background thread. It rebuilds the conversation from the rendered prompt
 (:func:`~extractor.prompts.parse_transcript`), runs
-:func:`~extractor.offline.offline_extract` on it and answers in the exact shape the
+:func:`~extractor.offline.offline_proposal` on it and answers in the exact shape the
 OpenAI API uses for the instructor mode the request implies:
 
 =============  =========================================  =====================================
@@ -19,7 +19,9 @@ Every answer has ``usage`` (about four characters a token) and a ``finish_reason
 
 Latency
 -------
-``latency`` is the time from a request's arrival to its answer, as a remote model's would be:
+``latency`` is the time from a request's arrival to its answer, as a remote model's would be
+(generation time mode: ``token_latency`` adds that many seconds per completion token of the
+answer, as a model generating one token after another would):
 the offline answer is computed first and only the rest of ``latency`` is slept, in the
 request's own thread (one per connection), so any number of requests wait at once. The offline
 output is remembered per transcript (the last :data:`ANSWER_CACHE_SIZE`), so a re-ask or a
@@ -37,8 +39,8 @@ which overrides both: the header ``X-Mock-Fault: verified,rate_limit:1`` or a mo
 ``offline+verified+rate_limit:1``. An unknown fault name in a request is a 400.
 ``MockServer(answers={"conv-1": {"candidates": [...]}})`` answers fixed extractions for those
 conversations instead of the offline model's (a scripted model, for hostile tests).
-``X-Mock-Latency`` and ``X-Mock-Retry-After`` (seconds) override ``latency`` and ``retry_after``
-per request.
+``X-Mock-Latency``, ``X-Mock-Token-Latency`` and ``X-Mock-Retry-After`` (seconds) override
+``latency``, ``token_latency`` and ``retry_after`` per request.
 
 =================  ======================================================================
 fault              effect
@@ -182,9 +184,9 @@ class _State:
             if output is not None:
                 self.answers.move_to_end(transcript)
                 return output
-        from .offline import offline_extract
+        from .offline import offline_proposal
 
-        output = offline_extract(conversation)
+        output = offline_proposal(conversation)
         with self.lock:
             self.answers[transcript] = output
             while len(self.answers) > ANSWER_CACHE_SIZE:
@@ -220,6 +222,7 @@ class MockServer:
         port: int = 0,
         faults: str | Sequence[str] = (),
         latency: float = 0.0,
+        token_latency: float = 0.0,
         retry_after: float = 0.0,
         conversation_faults: Mapping[str, str | Sequence[str]] | None = None,
         answers: Mapping[str, Mapping[str, Any]] | None = None,
@@ -231,6 +234,7 @@ class MockServer:
             cid: parse_faults(spec) for cid, spec in (conversation_faults or {}).items()
         }
         self.latency = latency
+        self.token_latency = token_latency
         self.retry_after = retry_after
         #: Fixed extraction outputs per conversation id, answered instead of the offline model's
         #: (a scripted, possibly hostile, model); faults still apply on top.
@@ -335,7 +339,10 @@ class MockServer:
             if fixed is not None
             else self._state.offline_output(transcript, conversation)
         )
-        delay = _float_header(headers, "x-mock-latency", self.latency)
+        reply = _answer(request, conversation, faults, output)
+        per_token = _float_header(headers, "x-mock-token-latency", self.token_latency)
+        generated = per_token * reply.body.get("usage", {}).get("completion_tokens", 0)
+        delay = _float_header(headers, "x-mock-latency", self.latency) + generated
         remaining = delay - (time.monotonic() - arrived)
         if remaining > 0:
             time.sleep(remaining)
@@ -343,7 +350,7 @@ class MockServer:
         for fault in faults:
             if fault.name in TRANSPORT_FAULTS and fault.fires(delivery):
                 return self._transport_fault(fault.name, headers)
-        return _answer(request, conversation, faults, output)
+        return reply
 
     def _faults_for(
         self, request: dict[str, Any], headers: Mapping[str, str], conversation_id: str
@@ -385,7 +392,7 @@ def _answer(
         if fault.name in CANDIDATE_FAULTS and fault.fires(attempt, feedback):
             output = _with_bad_candidate(output, fault.name, conversation)
     active = {f.name for f in faults if f.name in OUTPUT_FAULTS and f.fires(attempt)}
-    text = json.dumps(output, ensure_ascii=False)
+    text = json.dumps(output, ensure_ascii=False, separators=(",", ":"))
     if "malformed" in active:
         text = text.replace('"', "'")
     finish = "length" if "truncated" in active else None
@@ -519,17 +526,11 @@ def _bad_candidate(fault: str, conv: Conversation, cid: str) -> dict[str, Any] |
 def _candidate(
     cid: str, source: Message, quote: str, origin: str, memory_type: str
 ) -> dict[str, Any]:
-    start = max(source.text.find(quote), 0)
-    kind = "OBSERVATION" if memory_type == "ASSERTION_EVENT" else "PROPOSITION"
+    """A bad candidate in output format 2, as the offline model answers."""
     return {
         "id": cid,
-        "span": {
-            "message_id": source.id,
-            "quote": quote,
-            "start": start,
-            "end": start + len(quote),
-        },
-        "kind": kind,
+        "message_id": source.id,
+        "quote": quote,
         "memory_type": memory_type,
         "content": f"The speaker said: {quote}",
         "origin": origin,

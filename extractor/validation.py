@@ -40,6 +40,7 @@ from .errors import ExtractionOutputError
 from .extraction import CandidateUnit, ExtractionOutput
 from .hashing import MAX_WRITABLE_DEPTH, nested_deeper_than, writable
 from .proposal.events import ContentCorrection, content_correction, with_event_content
+from .proposal.expand import expand
 from .temporal import interval, ordered, resolve
 from .vocab import OBSERVATION_TYPES, CandidateKind, MemoryType, Origin, Role, TemporalKind
 
@@ -541,7 +542,7 @@ def _relative_words(expression: str) -> bool:
 
 def _raw_candidates(raw: Any) -> list[Any]:
     if isinstance(raw, ExtractionOutput):
-        return [c.model_dump(mode="json") for c in raw.candidates]
+        return [c.model_dump(mode="json", exclude_none=True) for c in raw.candidates]
     if isinstance(raw, str | bytes):
         try:
             raw = json.loads(raw)
@@ -562,19 +563,23 @@ def validate_extraction(
     """Validate an extraction against its conversation. Raises only when the output is not an
     extraction at all (:class:`~extractor.errors.ExtractionOutputError`)."""
     opts = options or ValidationOptions()
-    items = _raw_candidates(raw)
+    proposal = expand(
+        _raw_candidates(raw), conversation, allow_system_sources=opts.allow_system_sources
+    )  # what the system builds around what the model proposed (extractor.proposal.expand)
     report = ValidationReport(conversation_id=conversation.id)
     units: dict[str, tuple[int, CandidateUnit, Any]] = {}
     roles: dict[str, Role] = {}
     identities: dict[tuple[Any, ...], str] = {}
-    for index, item in enumerate(items):
+    aliases: dict[str, str] = {}
+    for position, item in enumerate(proposal.items):
+        index, original = proposal.sources[position], proposal.originals[position]
         cid = (
             item.get("id")
             if isinstance(item, Mapping) and isinstance(item.get("id"), str)
             else None
         )
         try:
-            if index >= opts.max_candidates:
+            if position >= opts.max_candidates:
                 raise _Reject(
                     Code.CANDIDATE_LIMIT_EXCEEDED, f"more than {opts.max_candidates} candidates"
                 )
@@ -586,6 +591,9 @@ def validate_extraction(
             if unit.id in units:
                 raise _Reject(Code.DUPLICATE_ID, f"id {unit.id!r} is used twice", "id")
             identity = _identity(unit, correction)
+            if identity in identities and position in proposal.built:
+                aliases[unit.id] = identities[identity]  # the model listed this event itself
+                continue
             if identity in identities:
                 raise _Reject(
                     Code.DUPLICATE_ID,
@@ -593,14 +601,15 @@ def validate_extraction(
                     "id",
                 )
         except _Reject as r:
+            code, reason = proposal.reason(position, r.code, r.message)
             report.rejections.append(
                 Rejection(
                     index=index,
                     candidate_id=cid,
-                    code=r.code,
-                    field=r.field,
-                    message=r.message,
-                    raw=item if r.code is Code.CANDIDATE_LIMIT_EXCEEDED else redacted(item),
+                    code=Code(code),
+                    field=proposal.field_name(position, r.field),
+                    message=reason,
+                    raw=original if r.code is Code.CANDIDATE_LIMIT_EXCEEDED else redacted(original),
                 )
             )
             continue
@@ -613,13 +622,14 @@ def validate_extraction(
                     )
                 }
             )
-        fixed = content_correction(item, unit)
+        fixed = content_correction(original, unit)
         if fixed is not None:
             report.content_corrections.append(fixed)
-        units[unit.id] = (index, unit, item)
+        units[unit.id] = (index, unit, original)
         roles[unit.id] = message.role
         identities[identity] = unit.id
     rejected_ids = {r.candidate_id for r in report.rejections if r.candidate_id}
+    _follow(aliases, units)
     _check_structure(units, roles, rejected_ids, report)
     report.accepted = [u for _, u, _ in sorted(units.values(), key=lambda t: t[0])]
     report.rejections.sort(key=lambda r: r.index)
@@ -629,6 +639,14 @@ def validate_extraction(
         c for c in report.content_corrections if c.candidate_id in accepted_ids
     ]
     return report
+
+
+def _follow(aliases: Mapping[str, str], units: dict[str, tuple[int, CandidateUnit, Any]]) -> None:
+    """Parents that name a built event equal to one the model listed name the model's."""
+    for cid, (index, unit, raw) in list(units.items()):
+        if aliases and any(p in aliases for p in unit.parent_ids):
+            parents = list(dict.fromkeys(aliases.get(p, p) for p in unit.parent_ids))
+            units[cid] = (index, unit.model_copy(update={"parent_ids": parents}), raw)
 
 
 def _identity(unit: CandidateUnit, correction: SpanCorrection | None) -> tuple[Any, ...]:

@@ -24,7 +24,7 @@ from extractor.clients.openai_client import OpenAIClient
 from extractor.conversation import conversation_from_data
 from extractor.errors import ModelClientError, ModelRefused, OutputTruncated, RateLimited
 from extractor.mockserver import MockServer
-from extractor.offline import offline_extract
+from extractor.offline import offline_proposal
 from extractor.prompts import Prompt, load_prompt
 from extractor.testing import vcr_config as extractor_vcr_settings
 from extractor.validation import Code, ValidationOptions, ValidationReport, validate_extraction
@@ -75,7 +75,7 @@ RERECORD = (
 
 
 def offline() -> ValidationReport:
-    return validate_extraction(offline_extract(CONV), CONV)
+    return validate_extraction(offline_proposal(CONV), CONV)
 
 
 def assert_offline(output: object) -> None:
@@ -172,7 +172,7 @@ def test_a_prompt_change_is_a_cassette_miss_not_a_stale_replay() -> None:
     cassette = CASSETTE_DIR / "test_mode[tools].yaml"
     recorder = vcr.VCR(**extractor_vcr_settings(record_mode="none"))
     with recorder.use_cassette(str(cassette)):
-        assert extract(UNUSED_URL).output == offline_extract(CONV)
+        assert extract(UNUSED_URL).output == offline_proposal(CONV)
     changed = dataclasses.replace(PROMPT, system_template=PROMPT.system_template + "\nBe brief.")
     with recorder.use_cassette(str(cassette)), pytest.raises(ModelClientError) as caught:
         extract(UNUSED_URL, prompt=changed)

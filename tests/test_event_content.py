@@ -113,14 +113,9 @@ ATTACKS: dict[str, Attack] = {
 
 
 def attack_output(attack: Attack) -> dict[str, Any]:
-    """What the hostile model answers: the worded event, and a proposition linked to it."""
-    text = attack.messages[attack.index]["content"]
-    start = text.index(attack.quote)
-    span = {"message_id": f"m{attack.index}", "quote": attack.quote, "start": start,
-            "end": start + len(attack.quote)}  # fmt: skip
-    role = attack.messages[attack.index]["role"]
-    event = {"id": "e1", "span": span, "kind": "OBSERVATION", "memory_type": attack.memory_type,
-             "content": attack.claimed, "origin": "USER" if role == "user" else "TOOL"}  # fmt: skip
+    """What the hostile model answers (output format 2): the event, worded its own way."""
+    event = {"id": "e1", "message_id": f"m{attack.index}", "quote": attack.quote,
+             "memory_type": attack.memory_type, "content": attack.claimed}  # fmt: skip
     return {"candidates": [event]}
 
 
@@ -244,7 +239,7 @@ def test_no_accepted_event_content_differs_from_its_template(
         assert message is not None
         template = event_content(unit.memory_type, unit.span.quote, message, conv)
         assert unit.content == record.content == template
-        claimed = raw[unit.id]["content"]
+        claimed = raw[unit.id]["content"] if unit.id in raw else template  # built by the system
         if claimed == template:
             assert unit.id not in corrected
         else:

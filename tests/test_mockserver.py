@@ -18,7 +18,7 @@ from openai.types.chat import ChatCompletion
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.errors import ExtractionOutputError
 from extractor.mockserver import FABRICATED_QUOTE, REFUSAL_TEXT, MockServer, parse_faults
-from extractor.offline import offline_extract
+from extractor.offline import offline_proposal
 from extractor.prompts import load_prompt
 from extractor.validation import Code, validate_extraction
 
@@ -78,7 +78,7 @@ def test_each_mode_answers_in_the_openai_shape_with_the_offline_output(
     assert response.status_code == 200
     completion = ChatCompletion.model_validate(response.json())
     choice = completion.choices[0]
-    assert answer_of(completion) == offline_extract(CONV)
+    assert answer_of(completion) == offline_proposal(CONV)
     assert completion.usage is not None
     assert completion.usage.total_tokens == (
         completion.usage.prompt_tokens + completion.usage.completion_tokens
@@ -180,7 +180,7 @@ def test_truncated_output_finishes_with_length(server: MockServer, mode: str) ->
     response = post(server, body(mode), **{"X-Mock-Fault": "truncated"})
     completion = ChatCompletion.model_validate(response.json())
     assert completion.choices[0].finish_reason == "length"
-    full = json.dumps(offline_extract(CONV), ensure_ascii=False)
+    full = json.dumps(offline_proposal(CONV), ensure_ascii=False, separators=(",", ":"))
     message = completion.choices[0].message
     text = message.tool_calls[0].function.arguments if message.tool_calls else message.content  # type: ignore[union-attr]
     assert text and full.startswith(text) and len(text) < len(full)
@@ -208,11 +208,11 @@ def test_candidate_faults_add_one_bad_candidate_and_keep_the_rest(
     response = post(server, body("json", model=f"offline+{fault}"))
     output = json.loads(response.json()["choices"][0]["message"]["content"])
     report = validate_extraction(output, CONV)
-    good = validate_extraction(offline_extract(CONV), CONV)
+    good = validate_extraction(offline_proposal(CONV), CONV)
     assert [r.code for r in report.rejections] == [code]
     assert report.accepted == good.accepted
     if fault == "fabricated_span":
-        assert report.rejections[0].raw["span"]["quote"] == FABRICATED_QUOTE
+        assert report.rejections[0].raw["quote"] == FABRICATED_QUOTE
 
 
 def _reask(request: dict[str, Any], bad: str, feedback: str) -> dict[str, Any]:
@@ -226,7 +226,7 @@ def test_candidate_fault_stops_once_the_reask_names_its_code(server: MockServer)
     vague = post(server, _reask(request, bad, "Something is wrong."))
     told = post(server, _reask(request, bad, "- candidate c9: EXTRACTOR_CLAIMED_VERIFIED"))
     assert "VERIFIED" in vague.json()["choices"][0]["message"]["content"]
-    assert json.loads(told.json()["choices"][0]["message"]["content"]) == offline_extract(CONV)
+    assert json.loads(told.json()["choices"][0]["message"]["content"]) == offline_proposal(CONV)
 
 
 def test_always_and_counted_faults_ignore_feedback(server: MockServer) -> None:
@@ -238,7 +238,7 @@ def test_always_and_counted_faults_ignore_feedback(server: MockServer) -> None:
     counted = body("json", model="offline+malformed:1")
     first = post(server, counted).json()["choices"][0]["message"]["content"]
     second = post(server, _reask(counted, first, "fix it")).json()["choices"][0]["message"]
-    assert json.loads(second["content"]) == offline_extract(CONV)
+    assert json.loads(second["content"]) == offline_proposal(CONV)
 
 
 def test_fault_precedence_request_then_conversation_then_server() -> None:

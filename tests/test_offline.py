@@ -9,7 +9,7 @@ import pytest
 
 from extractor.clients.base import ExtractionClient, extract_sync
 from extractor.conversation import conversation_from_data
-from extractor.offline import MODEL_NAME, OfflineClient, offline_extract
+from extractor.offline import MODEL_NAME, OfflineClient, offline_extract, offline_proposal
 from extractor.prompts import load_prompt
 from extractor.validation import ValidationOptions, validate_extraction
 
@@ -376,7 +376,7 @@ def test_client_implements_the_protocol_and_estimates_usage() -> None:
     conv = conversation_from_data({"id": "u", "messages": [user("I live in Porto.")]})
     prompt = load_prompt()
     result = extract_sync(client, conv, prompt)
-    assert result.output == offline_extract(conv)
+    assert result.output == offline_proposal(conv)
     assert result.model == MODEL_NAME
     prompt_chars = sum(len(m["content"]) for m in prompt.render(conv))
     assert result.usage.prompt_tokens == math.ceil(prompt_chars / 4)

@@ -27,7 +27,7 @@ from extractor.errors import (
     RateLimited,
 )
 from extractor.mockserver import MockServer
-from extractor.offline import offline_extract
+from extractor.offline import offline_proposal
 from extractor.prompts import load_prompt
 from extractor.validation import Code, ValidationOptions, ValidationReport, validate_extraction
 
@@ -66,7 +66,7 @@ def run(cl: OpenAIClient, conversation: Conversation = ALICE) -> ClientResult:
 
 
 def offline_report(conversation: Conversation = ALICE) -> ValidationReport:
-    return validate_extraction(offline_extract(conversation), conversation)
+    return validate_extraction(offline_proposal(conversation), conversation)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -288,13 +288,13 @@ def test_the_mock_server_computes_an_answer_once_per_transcript(
     import extractor.offline as offline
 
     calls: list[str] = []
-    real = offline.offline_extract
+    real = offline.offline_proposal
 
     def counted(conversation: Conversation) -> dict[str, Any]:
         calls.append(conversation.id)
         return real(conversation)
 
-    monkeypatch.setattr(offline, "offline_extract", counted)
+    monkeypatch.setattr(offline, "offline_proposal", counted)
     with MockServer(faults="verified:1") as server:
         cl = client(server)
         first = extract_sync(cl, CONVERSATIONS[0], PROMPT, OPTIONS)  # answer + re-ask

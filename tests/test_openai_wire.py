@@ -112,7 +112,9 @@ def test_the_lean_schema_is_much_smaller_than_the_full_one() -> None:
 
 VALID = {
     "id": "c1",
-    "span": {"message_id": "m0", "quote": "My manager is Alice.", "start": 0, "end": 20},
+    "message_id": "m0",
+    "quote": "My manager is Alice.",
+    "start": 0,
     "kind": "PROPOSITION",
     "memory_type": "WORLD_PROPOSITION",
     "content": "User's manager is Alice.",

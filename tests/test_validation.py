@@ -300,10 +300,12 @@ def test_structure_parents_links_and_cascade():
     assert codes(validate_extraction({"candidates": [proposition(parent="c1")]}, CONV)) == [
         "PARENT_UNKNOWN"
     ]
-    unlinked = proposition(parent_ids=[])
-    assert codes(validate_extraction({"candidates": [event(), unlinked]}, CONV)) == [
-        "PROPOSITION_UNLINKED"
-    ]
+    unlinked = proposition(parent_ids=[])  # the system links it to the event of its span
+    report = validate_extraction({"candidates": [event(), unlinked]}, CONV)
+    assert codes(report) == [] and report.accepted[1].parent_ids == ["c1"]
+    report = validate_extraction({"candidates": [unlinked]}, CONV)  # or builds that event
+    assert codes(report) == [] and [u.id for u in report.accepted] == ["c2.event", "c2"]
+    assert report.accepted[1].parent_ids == ["c2.event"]
     bad_parent = event(origin="MODEL_OUTPUT")
     report = validate_extraction({"candidates": [bad_parent, proposition()]}, CONV)
     assert codes(report) == ["ORIGIN_LAUNDERING", "PARENT_REJECTED"]

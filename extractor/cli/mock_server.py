@@ -27,9 +27,13 @@ def _faults(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) 
               help=f"Fault for every request, repeatable: {', '.join(FAULT_NAMES)}.")  # fmt: skip
 @click.option("--latency", type=click.FloatRange(0), default=0.0, show_default=True,
               help="Seconds to wait before each answer.")  # fmt: skip
+@click.option("--token-latency", type=click.FloatRange(0), default=0.0, show_default=True,
+              help="Seconds more per completion token: a model's generation time.")  # fmt: skip
 @click.option("--retry-after", type=click.FloatRange(0), default=0.0, show_default=True,
               help="Retry-After seconds sent with a 429.")  # fmt: skip
-def mock_server(port: int, faults: tuple[str, ...], latency: float, retry_after: float) -> None:
+def mock_server(
+    port: int, faults: tuple[str, ...], latency: float, token_latency: float, retry_after: float
+) -> None:
     """Serve /v1/chat/completions and /v1/models on 127.0.0.1, answering with the offline
     model in the OpenAI response shape, until Ctrl-C.
 
@@ -42,7 +46,13 @@ def mock_server(port: int, faults: tuple[str, ...], latency: float, retry_after:
         extractor run conversations.jsonl --model mock --base-url http://127.0.0.1:8089/v1 \\
             --api-key unused --no-cache
     """
-    server = MockServer(port=port, faults=faults, latency=latency, retry_after=retry_after)
+    server = MockServer(
+        port=port,
+        faults=faults,
+        latency=latency,
+        token_latency=token_latency,
+        retry_after=retry_after,
+    )
     try:
         server.start()
     except OSError as exc:

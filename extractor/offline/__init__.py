@@ -1,7 +1,8 @@
 """The offline model: a deterministic, rule-based extractor with no network and no weights.
 
-:class:`OfflineClient` is the CLI's default model; :func:`offline_extract` is its raw output
-(``{"candidates": [...]}``), which goes through the same validation gate as any model's. What
+:class:`OfflineClient` is the CLI's default model; :func:`offline_proposal` is what it answers
+(``{"candidates": [...]}`` in output format 2), which goes through the same validation gate as
+any model's; :func:`offline_extract` is the same extraction as full format-1 units. What
 it extracts and how well is in ``docs/offline-model.md``.
 
 Modules, by what their rules detect:
@@ -33,6 +34,20 @@ Modules, by what their rules detect:
 
 from __future__ import annotations
 
-from .model import MODEL_NAME, OfflineClient, estimate_usage, offline_extract
+from .model import (
+    MODEL_NAME,
+    OfflineClient,
+    estimate_usage,
+    offline_extract,
+    offline_proposal,
+    offline_units,
+)
 
-__all__ = ["MODEL_NAME", "OfflineClient", "estimate_usage", "offline_extract"]
+__all__ = [
+    "MODEL_NAME",
+    "OfflineClient",
+    "estimate_usage",
+    "offline_extract",
+    "offline_proposal",
+    "offline_units",
+]

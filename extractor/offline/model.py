@@ -3,7 +3,7 @@
 :class:`OfflineClient` needs no network and no weights. It reads the conversation itself (the
 rendered prompt only counts toward usage) and returns exactly what an LLM would: a JSON-able
 ``{"candidates": [...]}`` that then goes through the same validation gate as any model output.
-It is the CLI's default model, the mock server's answering machine (:func:`offline_extract`),
+It is the CLI's default model, the mock server's answering machine (:func:`offline_proposal`),
 and the reference the tests hold other clients to.
 
 What it extracts, per speaker (see ``docs/offline-model.md``):
@@ -27,8 +27,9 @@ from typing import Any
 
 from ..clients.base import ClientResult, Usage
 from ..conversation import DEFAULT_MAX_CANDIDATES, Conversation
-from ..extraction import CandidateUnit, ExtractionOutput, SourceSpan
+from ..extraction import CandidateUnit, SourceSpan
 from ..prompts import Prompt
+from ..proposal.compact import compact
 from ..validation import ValidationOptions
 from ..vocab import Origin, Role
 from .answers import answer_groups
@@ -54,7 +55,7 @@ class OfflineClient:
     async def extract(
         self, conversation: Conversation, prompt: Prompt, options: ValidationOptions
     ) -> ClientResult:
-        output = offline_extract(
+        output = offline_proposal(
             conversation,
             allow_system_sources=options.allow_system_sources,
             max_candidates=options.max_candidates,
@@ -86,19 +87,47 @@ def offline_extract(
     allow_system_sources: bool = False,
     max_candidates: int = DEFAULT_MAX_CANDIDATES,
 ) -> dict[str, Any]:
-    """The offline model's raw extraction output for ``conversation``: ``{"candidates": [...]}``.
+    """The offline model's full extraction for ``conversation``: ``{"candidates": [...]}`` of
+    format-1 units (every field written out, events included).
 
-    Pure and deterministic: the same conversation always gives the identical output. At most
-    ``max_candidates`` candidates are returned; when there are more, whole groups are dropped,
-    assistant claims first, then tool observations, then user statements (latest first).
+    Pure and deterministic: the same conversation always gives the identical output. What the
+    model *answers* (the client, the mock server) is :func:`offline_proposal`, the same units in
+    output format 2; the gate expands that back to exactly these units.
+    """
+    units = offline_units(
+        conversation, allow_system_sources=allow_system_sources, max_candidates=max_candidates
+    )
+    return {"candidates": [u.model_dump(mode="json", exclude_none=True) for u in units]}
+
+
+def offline_proposal(
+    conversation: Conversation,
+    *,
+    allow_system_sources: bool = False,
+    max_candidates: int = DEFAULT_MAX_CANDIDATES,
+) -> dict[str, Any]:
+    """What the offline model answers: its units in output format 2
+    (:func:`~extractor.proposal.compact.compact`: what the system builds again -- the events
+    behind claims, the contents of events, defaults -- is left out)."""
+    units = offline_units(
+        conversation, allow_system_sources=allow_system_sources, max_candidates=max_candidates
+    )
+    return {"candidates": compact(units, conversation)}
+
+
+def offline_units(
+    conversation: Conversation,
+    *,
+    allow_system_sources: bool = False,
+    max_candidates: int = DEFAULT_MAX_CANDIDATES,
+) -> list[CandidateUnit]:
+    """The offline model's full candidate units (format 1), before compaction.
+
+    At most ``max_candidates`` units; when there are more, whole groups are dropped, assistant
+    claims first, then tool observations, then user statements (latest first).
     """
     groups = _groups(conversation, allow_system_sources)
-    kept = _within_limit(groups, max_candidates)
-    units = _number(kept)
-    output: dict[str, Any] = ExtractionOutput(candidates=units).model_dump(
-        mode="json", exclude_none=True
-    )
-    return output
+    return _number(_within_limit(groups, max_candidates))
 
 
 def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Group]:
@@ -168,4 +197,11 @@ def _unit(draft: Draft, cid: str, parents: list[str]) -> CandidateUnit:
     )
 
 
-__all__ = ["MODEL_NAME", "OfflineClient", "estimate_usage", "offline_extract"]
+__all__ = [
+    "MODEL_NAME",
+    "OfflineClient",
+    "estimate_usage",
+    "offline_extract",
+    "offline_proposal",
+    "offline_units",
+]
