@@ -111,12 +111,14 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         "purposes": {},
     }
     for purpose in args.purposes:
-        out["purposes"][purpose] = run_purpose(rows, claims, turns, reader, plain, purpose, args.k)
+        out["purposes"][purpose] = run_purpose(
+            rows, claims, turns, reader, plain, purpose, args.k, args.questions
+        )
     store.close()
     return out
 
 
-def run_purpose(rows, claims, turns, reader, plain, purpose, k) -> dict[str, Any]:
+def run_purpose(rows, claims, turns, reader, plain, purpose, k, limit=None) -> dict[str, Any]:
     per_half: dict[str, dict[str, list[float]]] = {}
     for index, row in enumerate(rows):
         half = "dev" if index < 5 else "held_out"
@@ -129,10 +131,14 @@ def run_purpose(rows, claims, turns, reader, plain, purpose, k) -> dict[str, Any
             everything.claim_ids, tenant="locomo", subject=subject, caller=CALLER, purpose=purpose
         )
         admissible = {c for c, d in verdict.items() if isinstance(d, UseDecision) and d.admissible}
+        asked = 0
         for qa in row["gold"]["qa"]:
             gold = set(qa.get("message_indices") or [])
             if not gold:
                 continue
+            if limit is not None and asked >= limit:
+                break
+            asked += 1
             result = reader.read(
                 qa["question"],
                 tenant="locomo",
@@ -173,6 +179,9 @@ def main() -> int:
     parser.add_argument("--embedder", choices=["none", "hashing", "minilm"], default="none")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--data", type=Path, default=DATA, help="locomo.jsonl")
+    parser.add_argument(
+        "--questions", type=int, help="At most this many questions per conversation (first ones)."
+    )
     parser.add_argument("--purposes", nargs="+", default=list(PURPOSES), choices=PURPOSES)
     args = parser.parse_args()
     if not args.data.is_file():
