@@ -41,7 +41,7 @@ def wait_for(port: int, server: subprocess.Popen[bytes]) -> None:
 def test_documented_commands_work(tmp_path: Path):
     (script,) = re.findall(r"```bash\n(.*?)```", DOC, re.DOTALL)
     create, serve, *calls = script.strip().splitlines()
-    assert serve == "extractor serve --keys keys.sqlite --port 8000 &"
+    assert serve == "extractor serve --keys keys.sqlite --store memory.db --port 8000 &"
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     run = lambda command: subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,  # noqa: E731
@@ -49,7 +49,7 @@ def test_documented_commands_work(tmp_path: Path):
     assert run(create).returncode == 0
     port = free_port()
     server = subprocess.Popen([str(BIN / "extractor"), "serve", "--keys", "keys.sqlite",
-                               "--port", str(port)], cwd=tmp_path,
+                               "--store", "memory.db", "--port", str(port)], cwd=tmp_path,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         wait_for(port, server)
@@ -62,7 +62,7 @@ def test_documented_commands_work(tmp_path: Path):
     finally:
         server.terminate()
         server.wait(timeout=30)
-    health, support, bare, bad, anonymous, schema = outputs
+    health, support, bare, bad, anonymous, schema, ingested = outputs
     assert health["status"] == "ok"
     assert support["conversation_id"] == "support-42" and support["candidates"]
     assert support["tenant"] == "acme"
@@ -70,3 +70,4 @@ def test_documented_commands_work(tmp_path: Path):
     assert bad["error"]["field"] == "messages[0].role"
     assert anonymous["error"]["code"] == "UNAUTHENTICATED"
     assert schema["$id"].startswith("urn:memory-candidate-extractor:schema:conversation:")
+    assert ingested["conversation_id"] == "acme/support-42" and ingested["stored"]

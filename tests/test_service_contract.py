@@ -22,6 +22,7 @@ from extractor.errors import InputError
 from extractor.pipeline import Extractor
 from extractor.schemas import schema_for
 from extractor.service import KeyStore, Scope, ServiceLimits, create_app, openapi, serve_in_thread
+from extractor.store import MemoryStore
 from extractor.testing import fixed_clock
 from extractor.vocab import Capability
 
@@ -36,10 +37,13 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str
     _, token = keys.create(tenant="acme", caller="fuzzer", scopes=list(Scope),
                            purposes=list(Capability))  # fmt: skip
     extractor = Extractor(OfflineClient(), clock=fixed_clock)
-    app = create_app(extractor, keys=keys, service_limits=ServiceLimits(rate_per_s=None))
+    store = MemoryStore(":memory:")
+    app = create_app(extractor, keys=keys, store=store,
+                     service_limits=ServiceLimits(rate_per_s=None))  # fmt: skip
     with serve_in_thread(app) as url:
         yield url, token
     keys.close()
+    store.close()
 
 
 def test_the_published_document_is_what_the_service_serves(service: tuple[str, str]):
@@ -60,8 +64,9 @@ def test_every_post_declares_the_published_conversation_schema_as_its_body():
             body = operation["requestBody"]
             assert body["required"] is True
             media = body["content"]["application/json"]
-            assert media["schema"] == {"$ref": "#/components/schemas/ConversationInput"}
-            assert media["example"]["messages"]
+            assert media["schema"]["$ref"] in ("#/components/schemas/ConversationInput",
+                                               "#/components/schemas/RevokeRequest")  # fmt: skip
+            assert media["example"]
     component = PUBLISHED["components"]["schemas"]["ConversationObject"]
     assert component["required"] == ["messages"]
 
@@ -81,7 +86,10 @@ def test_routes_that_do_work_declare_auth_and_every_error_status():
     security = PUBLISHED["components"]["securitySchemes"]["ApiKey"]
     assert (security["type"], security["scheme"]) == ("http", "bearer")
     extract = PUBLISHED["paths"]["/v1/extract"]["post"]
-    assert extract["security"] == [{"ApiKey": []}]
+    for path, method, operation in operations():
+        if path.startswith(("/v1/extract", "/v1/memories")):
+            assert operation["security"] == [{"ApiKey": []}], (path, method)
+            assert {"401", "403", "429"} <= set(operation["responses"]), (path, method)
     assert set(extract["responses"]) == {"200", "400", "401", "403", "413", "415", "422", "429",
                                          "500", "502", "503", "504"}  # fmt: skip
     assert extract["responses"]["401"]["headers"]["WWW-Authenticate"]["required"]
@@ -95,13 +103,21 @@ def test_schemathesis_finds_no_failure_with_every_check(service: tuple[str, str]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks",
            "PYTHONPATH": str(ROOT / "tests")}  # fmt: skip
     command = [str(SCHEMATHESIS), "run", f"{url}/openapi.json", "--checks", "all",
-               "--header", f"Authorization: Bearer {token}", "--max-examples", "25",
+               "--header", f"Authorization: Bearer {token}", "--max-examples", "15",
                "--seed", "20261201", "--generation-database", "none", "--no-color",
                "--workers", "1"]  # fmt: skip
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert "No issues found" in done.stdout
+    assert "Stateful" in done.stdout and "0 covered" not in done.stdout
+
+
+def test_the_stateful_chain_is_linked_in_the_document():
+    ingest = PUBLISHED["paths"]["/v1/memories:ingest"]["post"]["responses"]["200"]["links"]
+    assert {link["operationId"] for link in ingest.values()} == {"getMemory", "revokeMemory"}
+    revoke = PUBLISHED["paths"]["/v1/memories/{memory_id}:revoke"]["post"]["responses"]["200"]
+    assert revoke["links"]["GetRevokedMemory"]["operationId"] == "getMemory"
 
 
 @settings(max_examples=200)

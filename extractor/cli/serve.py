@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,10 @@ NO_KEYS = (
     "--no-auth", is_flag=True,
     help="No API keys: one local tenant with every grant. Only on a loopback --host.",
 )  # fmt: skip
+@click.option(
+    "--store", "store_path", type=click.Path(path_type=Path, dir_okay=False),
+    help="A memory store (SQLite file, created when missing): adds the /v1/memories routes.",
+)  # fmt: skip
 @extractor_options
 @click.option(
     "--max-body-bytes", type=click.IntRange(min=1), default=2 * 1024 * 1024, show_default=True,
@@ -49,7 +54,10 @@ NO_KEYS = (
     "--request-timeout", type=click.FloatRange(min=0, min_open=True), default=120.0,
     show_default=True, help="Seconds to receive a body and answer (504 REQUEST_TIMEOUT beyond).",
 )  # fmt: skip
-def serve(host: str, port: int, keys: Path | None, no_auth: bool, **options: Any) -> None:
+def serve(
+    host: str, port: int, keys: Path | None, no_auth: bool, store_path: Path | None,
+    **options: Any,
+) -> None:  # fmt: skip
     """Serve the extractor over HTTP: POST /v1/extract (a conversation in, the result line
     out), with the contract at /openapi.json.
 
@@ -64,6 +72,7 @@ def serve(host: str, port: int, keys: Path | None, no_auth: bool, **options: Any
         curl -s localhost:8000/v1/extract -H "authorization: Bearer $(cat key.txt)" \\
             -H 'content-type: application/json' \\
             -d '{"messages": [{"role": "user", "content": "My manager is Alice."}]}'
+        extractor serve --keys keys.sqlite --store memory.db   # adds /v1/memories
         extractor serve --no-auth       # local development only
     """
     try:
@@ -86,7 +95,25 @@ def serve(host: str, port: int, keys: Path | None, no_auth: bool, **options: Any
         request_timeout_s=options.pop("request_timeout"),
     )
     extractor = build_extractor(options)
-    with open_keys(keys, create=False) if keys is not None else nullcontext() as store:
-        app = create_app(extractor, keys=store, no_auth=no_auth, service_limits=limits)
+    with (
+        open_keys(keys, create=False) if keys is not None else nullcontext() as key_store,
+        open_store(store_path) if store_path is not None else nullcontext() as store,
+    ):
+        app = create_app(extractor, keys=key_store, no_auth=no_auth, service_limits=limits,
+                         store=store)  # fmt: skip
         tune_collector()
         uvicorn.run(app, host=host, port=port, log_level="info")
+
+
+@contextmanager
+def open_store(path: Path) -> Iterator[Any]:
+    """The memory store at ``path``; a store that cannot be opened exits 2."""
+    from ..errors import StoreError
+    from ..store import MemoryStore
+
+    try:
+        store = MemoryStore(path)
+    except StoreError as exc:
+        raise UnusableInput(str(exc)) from None
+    with store:
+        yield store

@@ -19,13 +19,15 @@ from ..errors import ExtractorError, InputError
 from ..pipeline import Extractor
 from ..results import ConversationResult
 from ..schemas import SCHEMAS, schema_for
+from ..store import MemoryStore
 from ..vocab import Scope
 from .auth import Caller, Gate
 from .body import check_schema, json_path, read_json
 from .errors import ApiError, error_responses, model_error
 from .keys import KeyStore
 from .limits import RateLimiter, ServiceLimits, WorkSlots
-from .openapi import CONVERSATION_EXAMPLE, install_openapi
+from .memories import body_of, install_memory_routes
+from .openapi import install_openapi
 
 LOG = logging.getLogger("extractor.service")
 
@@ -48,6 +50,7 @@ def create_app(
     no_auth: bool = False,
     limits: Limits | None = None,
     service_limits: ServiceLimits | None = None,
+    store: MemoryStore | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> FastAPI:
     """The FastAPI application.
@@ -55,7 +58,8 @@ def create_app(
     ``keys`` authenticates callers (required unless ``no_auth=True``, which serves one local
     tenant with every grant: for development only). ``extractor`` defaults to the offline model;
     ``limits`` (message size and count) default to the extractor's own; ``service_limits`` are
-    the abuse limits; ``clock`` (monotonic seconds) drives the rate limiter.
+    the abuse limits; ``store`` adds the memory routes (:mod:`.memories`), every one inside the
+    key's tenant; ``clock`` (monotonic seconds) drives the rate limiter.
     """
     if (keys is None) == (not no_auth):
         raise ValueError("create_app needs keys=KeyStore(...) to authenticate callers, or "
@@ -98,20 +102,23 @@ def create_app(
                            f"{', '.join(sorted(SCHEMAS))})", field="name")  # fmt: skip
         return JSONResponse(schema_for(name))
 
+    async def read_conversation(request: Request, caller: Caller) -> Any:
+        return check_tenant(await read_json(request, caps.max_body_bytes), caller)
+
     @app.post(
         "/v1/extract",
         operation_id="extract",
         summary="Extract, validate and admit the candidate memories of one conversation",
         response_model=ConversationResult,
         responses=error_responses(400, 401, 403, 413, 415, 422, 429, 500, 502, 503, 504),
-        openapi_extra=conversation_body(),
+        openapi_extra=body_of("ConversationInput"),
     )
     async def extract(
         request: Request,
         caller: Caller = Depends(gate.require(Scope.EXTRACT)),  # noqa: B008
     ) -> JSONResponse:
         async with work.slot():
-            data = check_tenant(await read_json(request, caps.max_body_bytes), caller)
+            data = await read_conversation(request, caller)
             try:
                 conversation = conversation_from_data(data, limits=limits)
             except InputError as exc:
@@ -122,24 +129,12 @@ def create_app(
                 raise model_error(exc) from None
         return JSONResponse(result.model_dump(mode="json"))
 
+    if store is not None:
+        install_memory_routes(app, store=store, extractor=extractor, limits=limits, caps=caps,
+                              gate=gate, work=work, read_body=read_conversation)  # fmt: skip
+
     install_openapi(app, auth=not no_auth)
     return app
-
-
-def conversation_body() -> dict[str, Any]:
-    """The ``requestBody`` of a route that takes a conversation (read by the route itself, so
-    that oversized bodies are refused while they stream in)."""
-    return {
-        "requestBody": {
-            "required": True,
-            "content": {
-                "application/json": {
-                    "schema": {"$ref": "#/components/schemas/ConversationInput"},
-                    "example": CONVERSATION_EXAMPLE,
-                }
-            },
-        }
-    }
 
 
 def check_tenant(data: Any, caller: Caller) -> Any:

@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import Request
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
+from pydantic import BaseModel
 
 from ..schemas import schema_for
 from .errors import ApiError
@@ -52,9 +53,23 @@ def _validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(schema_for(name))
 
 
+@cache
+def _model_validator(model: type[BaseModel]) -> Draft202012Validator:
+    return Draft202012Validator(model.model_json_schema(mode="validation"))
+
+
 def check_schema(data: Any, name: str = "conversation") -> None:
     """Validate against the published schema ``name``; 422 naming the first bad field."""
-    error = best_match(_validator(name).iter_errors(data))
+    _check(_validator(name), data)
+
+
+def check_body(data: Any, model: type[BaseModel]) -> None:
+    """Validate against ``model``'s JSON Schema (the one the OpenAPI document shows)."""
+    _check(_model_validator(model), data)
+
+
+def _check(validator: Draft202012Validator, data: Any) -> None:
+    error = best_match(validator.iter_errors(data))
     if error is not None:
         field = json_path(error.absolute_path)
         where = f"field {field}: " if field else ""
@@ -69,4 +84,4 @@ def json_path(parts: Any) -> str:
     return out
 
 
-__all__ = ["check_schema", "json_path", "read_json"]
+__all__ = ["check_body", "check_schema", "json_path", "read_json"]

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
 
 from .._version import SCHEMA_VERSION, __version__
 from ..schemas import DEFAULT_SCHEMAS_DIR, ConversationInput, datetimes_as_written, schema_for
@@ -45,6 +47,27 @@ def extract_example() -> dict[str, Any]:
     return result.model_copy(update={"timings": Timings()}).model_dump(mode="json")
 
 
+@cache
+def store_examples() -> dict[str, Any]:
+    """What the memory routes answer for :data:`CONVERSATION_EXAMPLE` in tenant ``acme``."""
+    from ..clients.offline import OfflineClient
+    from ..pipeline import Extractor
+    from ..store import MemoryStore
+    from .memories import MemoryRecord
+
+    extractor = Extractor(OfflineClient(), clock=lambda: EXAMPLE_TIME)
+    conversation = {**CONVERSATION_EXAMPLE, "id": f"acme/{CONVERSATION_EXAMPLE['id']}"}
+    with MemoryStore(":memory:", clock=lambda: EXAMPLE_TIME) as store:
+        report = store.ingest(extractor.process(conversation, tenant="acme"), tenant="acme")
+        memory_id = report.stored[0]
+        record = MemoryRecord(memory_id=memory_id, claims=store.claims(memory_id=memory_id))
+        revocation = store.revoke(memory_id, reason=REQUEST_EXAMPLES["RevokeRequest"]["reason"],
+                                  actor="support-bot")  # fmt: skip
+    return {"ingestMemories": report.model_dump(mode="json"),
+            "getMemory": record.model_dump(mode="json"),
+            "revokeMemory": revocation.model_dump(mode="json")}  # fmt: skip
+
+
 def health_example() -> dict[str, Any]:
     from ..pipeline import Extractor
 
@@ -59,6 +82,23 @@ SUCCESS_EXAMPLES: dict[str, Callable[[], Any]] = {
     "extract": extract_example,
     "health": health_example,
     "getSchema": lambda: schema_for("failure"),
+    "ingestMemories": lambda: store_examples()["ingestMemories"],
+    "getMemory": lambda: store_examples()["getMemory"],
+    "revokeMemory": lambda: store_examples()["revokeMemory"],
+}
+
+
+def request_models() -> list[type[BaseModel]]:
+    """The bodies routes read themselves (so FastAPI does not know them as components)."""
+    from .memories import RevokeRequest
+
+    return [ConversationInput, RevokeRequest]
+
+
+#: component -> the example of a request body.
+REQUEST_EXAMPLES: dict[str, Any] = {
+    "ConversationInput": CONVERSATION_EXAMPLE,
+    "RevokeRequest": {"reason": "the user said the manager changed"},
 }
 
 
@@ -81,11 +121,14 @@ def complete(doc: dict[str, Any], *, auth: bool) -> None:
     challenge to every 401; date-times as this package writes them (:data:`DATETIME_SCHEMA`)."""
     doc["components"] = datetimes_as_written(doc.get("components", {}))
     components = doc["components"].setdefault("schemas", {})
-    body = ConversationInput.model_json_schema(ref_template=REF_TEMPLATE, mode="validation")
-    for name, definition in {**body.pop("$defs", {}), "ConversationInput": body}.items():
-        if components.get(name, definition) != definition:
-            raise RuntimeError(f"two different OpenAPI components are named {name!r}")
-        components[name] = definition
+    for model in request_models():
+        body = datetimes_as_written(
+            model.model_json_schema(ref_template=REF_TEMPLATE, mode="validation")
+        )
+        for name, definition in {**body.pop("$defs", {}), model.__name__: body}.items():
+            if components.get(name, definition) != definition:
+                raise RuntimeError(f"two different OpenAPI components are named {name!r}")
+            components[name] = definition
     for path in doc["paths"].values():
         for operation in path.values():
             complete_responses(operation["responses"])
@@ -119,15 +162,18 @@ def complete_responses(responses: dict[str, Any]) -> None:
 
 
 def published() -> dict[str, Any]:
-    """The document of a service with authentication and default limits, as published."""
+    """The document of a service with authentication, a memory store and default limits, as
+    published."""
+    from ..store import MemoryStore
     from .app import create_app
     from .keys import KeyStore
 
-    keys = KeyStore(":memory:")
+    keys, store = KeyStore(":memory:"), MemoryStore(":memory:")
     try:
-        return create_app(keys=keys).openapi()
+        return create_app(keys=keys, store=store).openapi()
     finally:
         keys.close()
+        store.close()
 
 
 def render() -> str:

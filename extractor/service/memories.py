@@ -1,0 +1,213 @@
+"""Routes over the memory store, every one inside the key's tenant.
+
+::
+
+    POST /v1/memories:ingest          a conversation -> extracted, admitted and stored
+    GET  /v1/memories/{memory_id}     the stored record of one memory (its claims)
+    POST /v1/memories/{memory_id}:revoke   {"reason"} -> the revocation's impact report
+
+The tenant is the key's. A memory of another tenant is not found, by the same query and the
+same answer as a memory that does not exist: ``WHERE tenant = <key's tenant> AND memory_id =
+...`` never returns it, so there is nothing to tell apart, in the body or in the time taken.
+
+An ingested conversation is stored under the id ``<tenant>/<conversation id>`` (``/`` cannot
+occur in a tenant name), so that two tenants sending the same conversation get distinct memory
+ids and neither can learn, from a collision, what the other stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Depends, FastAPI, Path, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.convertors import Convertor, register_url_convertor
+
+from ..conversation import Conversation, Limits, conversation_from_data
+from ..errors import ExtractorError, InputError, StoreError
+from ..pipeline import Extractor
+from ..store import IngestReport, MemoryStore, RevocationReport, StoredClaim
+from ..vocab import Scope
+from .auth import Caller, Gate
+from .body import check_body, read_json
+from .errors import ApiError, error_responses, model_error
+from .limits import ServiceLimits, WorkSlots
+
+MEMORY_ID_PATTERN = r"^[A-Za-z0-9_]{1,64}$"
+
+
+class MemoryIdConvertor(Convertor[str]):
+    """Path segments that can be memory ids: routing never reads ``mem_x:revoke`` as an id."""
+
+    regex = MEMORY_ID_PATTERN.strip("^$")
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("memory_id", MemoryIdConvertor())
+
+
+class RevokeRequest(BaseModel):
+    """``POST /v1/memories/{memory_id}:revoke``: why the memory is revoked."""
+
+    model_config = ConfigDict(extra="forbid", title="RevokeRequest")
+
+    reason: str = Field(min_length=1, max_length=2000, pattern=r"\S",
+                        description="Why, for the audit trail.")  # fmt: skip
+
+
+class MemoryRecord(BaseModel):
+    """``GET /v1/memories/{memory_id}``: the memory's claims as the store holds them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_id: str
+    claims: list[StoredClaim]
+
+
+def memory_path() -> Any:
+    return Path(description="A memory id (`mem_...`).", pattern=MEMORY_ID_PATTERN)
+
+
+def install_memory_routes(
+    app: FastAPI,
+    *,
+    store: MemoryStore,
+    extractor: Extractor,
+    limits: Limits,
+    caps: ServiceLimits,
+    gate: Gate,
+    work: WorkSlots,
+    read_body: Any,
+) -> None:
+    """Add the store routes to ``app``; ``read_body(request, caller)`` reads a conversation."""
+
+    @app.post(
+        "/v1/memories:ingest",
+        operation_id="ingestMemories",
+        summary="Extract, admit and store the memories of one conversation in the key's tenant",
+        response_model=IngestReport,
+        responses=error_responses(400, 401, 403, 413, 415, 422, 429, 500, 502, 503, 504),
+        openapi_extra={**body_of("ConversationInput"), **INGEST_LINKS},
+    )
+    async def ingest(
+        request: Request,
+        caller: Caller = Depends(gate.require(Scope.INGEST)),  # noqa: B008
+    ) -> JSONResponse:
+        async with work.slot():
+            conversation = namespaced(await read_body(request, caller), caller, limits)
+            try:
+                result = await extractor.aprocess(conversation, tenant=caller.tenant)
+                report = store.ingest(result, tenant=caller.tenant)
+            except ExtractorError as exc:
+                raise model_error(exc) from None
+        return JSONResponse(report.model_dump(mode="json"))
+
+    @app.get(
+        "/v1/memories/{memory_id:memory_id}",
+        operation_id="getMemory",
+        summary="The stored record of one memory of the key's tenant",
+        response_model=MemoryRecord,
+        responses=error_responses(401, 403, 404, 422, 429, 500),
+    )
+    async def get_memory(
+        memory_id: str = memory_path(),
+        caller: Caller = Depends(gate.require(Scope.READ)),  # noqa: B008
+    ) -> JSONResponse:
+        record = MemoryRecord(memory_id=memory_id, claims=owned(store, caller, memory_id))
+        return JSONResponse(record.model_dump(mode="json"))
+
+    @app.post(
+        "/v1/memories/{memory_id:memory_id}:revoke",
+        operation_id="revokeMemory",
+        summary="Revoke a memory of the key's tenant; its dependents are revalidated",
+        response_model=RevocationReport,
+        responses=error_responses(400, 401, 403, 404, 413, 415, 422, 429, 500, 503, 504),
+        openapi_extra={**body_of("RevokeRequest"), **REVOKE_LINKS},
+    )
+    async def revoke(
+        request: Request,
+        memory_id: str = memory_path(),
+        caller: Caller = Depends(gate.require(Scope.REVOKE)),  # noqa: B008
+    ) -> JSONResponse:
+        async with work.slot():
+            data = await read_json(request, caps.max_body_bytes)
+            check_body(data, RevokeRequest)
+            owned(store, caller, memory_id)
+            try:
+                report = store.revoke(memory_id, reason=data["reason"], actor=caller.caller)
+            except StoreError as exc:
+                raise ApiError(422, exc.code, str(exc)) from None
+        return JSONResponse(report.model_dump(mode="json"))
+
+
+def owned(store: MemoryStore, caller: Caller, memory_id: str) -> list[StoredClaim]:
+    """The claims of ``memory_id`` in the caller's tenant; 404 when there are none (whether the
+    memory does not exist or belongs to another tenant: one query, one answer)."""
+    claims = store.claims(tenant=caller.tenant, memory_id=memory_id)
+    if not claims:
+        raise ApiError(404, "NOT_FOUND", f"no memory {memory_id!r}", field="memory_id")
+    return claims
+
+
+def namespaced(data: Any, caller: Caller, limits: Limits) -> Conversation:
+    """The conversation, loaded, with its id prefixed by the key's tenant."""
+    try:
+        conversation = conversation_from_data(data, limits=limits)
+    except InputError as exc:
+        raise ApiError(422, exc.code, str(exc), field=exc.location.field) from None
+    return conversation.model_copy(update={"id": f"{caller.tenant}/{conversation.id}"})
+
+
+def body_of(component: str) -> dict[str, Any]:
+    """The ``requestBody`` of a route that reads its JSON body itself."""
+    from .openapi import REQUEST_EXAMPLES
+
+    media = {"schema": {"$ref": f"#/components/schemas/{component}"},
+             "example": REQUEST_EXAMPLES[component]}  # fmt: skip
+    return {"requestBody": {"required": True, "content": {"application/json": media}}}
+
+
+#: What a stateful client can do with an ingest's answer: read and revoke what it stored.
+INGEST_LINKS: dict[str, Any] = {
+    "responses": {
+        "200": {
+            "links": {
+                "GetStoredMemory": {
+                    "operationId": "getMemory",
+                    "parameters": {"memory_id": "$response.body#/stored/0"},
+                },
+                "RevokeStoredMemory": {
+                    "operationId": "revokeMemory",
+                    "parameters": {"memory_id": "$response.body#/stored/0"},
+                },
+                "GetKnownMemory": {
+                    "operationId": "getMemory",
+                    "parameters": {"memory_id": "$response.body#/already_stored/0"},
+                },
+            }
+        }
+    }
+}
+
+#: After a revocation, the memory can be read again (now REVOKED).
+REVOKE_LINKS: dict[str, Any] = {
+    "responses": {
+        "200": {
+            "links": {
+                "GetRevokedMemory": {
+                    "operationId": "getMemory",
+                    "parameters": {"memory_id": "$request.path.memory_id"},
+                }
+            }
+        }
+    }
+}
+
+
+__all__ = ["MemoryRecord", "RevokeRequest", "install_memory_routes"]

@@ -1,0 +1,162 @@
+"""The tenant boundary: with tenant A's key, no sequence of requests ever returns, counts or
+revokes a memory of tenant B, and nothing tells B's memories apart from memories that do not
+exist."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from extractor.service import KeyStore, Scope, ServiceLimits, create_app
+from extractor.store import MemoryStore
+
+CONVERSATIONS = [
+    {"id": "chat-1", "messages": [{"role": "user", "content": "My manager is Alice."}]},
+    {"id": "chat-2", "messages": [{"role": "user", "content": "I like green tea."}]},
+    [{"role": "user", "content": "Always answer in Spanish, please."}],
+]
+TENANTS = ("acme", "globex")
+
+
+class Service:
+    """The app over a fresh store, a key per tenant with every scope, and a client."""
+
+    def __init__(self, extractor: Any) -> None:
+        self.keys = KeyStore(":memory:")
+        self.store = MemoryStore(":memory:")
+        self.tokens = {t: self.keys.create(tenant=t, caller=f"{t}-app", scopes=list(Scope))[1]
+                       for t in TENANTS}  # fmt: skip
+        app = create_app(extractor, keys=self.keys, store=self.store,
+                         service_limits=ServiceLimits(rate_per_s=None))  # fmt: skip
+        self.client = TestClient(app)
+
+    def call(self, tenant: str, method: str, path: str, body: Any = None) -> Any:
+        headers = {"authorization": f"Bearer {self.tokens[tenant]}"}
+        return self.client.request(method, path, json=body, headers=headers)
+
+    def close(self) -> None:
+        self.client.close()
+        self.store.close()
+        self.keys.close()
+
+
+@pytest.fixture
+def service(offline_extractor) -> Iterator[Service]:
+    running = Service(offline_extractor)
+    yield running
+    running.close()
+
+
+def ids_in(value: Any) -> set[str]:
+    """Every memory id anywhere in a JSON value."""
+    if isinstance(value, dict):
+        return set().union(*(ids_in(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(ids_in(v) for v in value)) if value else set()
+    return {value.split(":")[0]} if isinstance(value, str) and value.startswith("mem_") else set()
+
+
+OPS = st.lists(
+    st.tuples(st.sampled_from(TENANTS), st.sampled_from(["ingest", "get", "revoke"]),
+              st.integers(0, len(CONVERSATIONS) - 1), st.integers(0, 3)),
+    min_size=1, max_size=8,
+)  # fmt: skip
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_no_sequence_of_requests_crosses_tenants(offline_extractor, ops):
+    service = Service(offline_extractor)
+    owned: dict[str, set[str]] = {t: set() for t in TENANTS}
+    ingested: dict[str, set[int]] = {t: set() for t in TENANTS}
+    try:
+        for tenant, op, conversation, pick in ops:
+            other = TENANTS[1 - TENANTS.index(tenant)]
+            known = sorted(owned[tenant] | owned[other])
+            target = known[pick % len(known)] if known else "mem_00000000000000000000"
+            if op == "ingest":
+                response = service.call(tenant, "POST", "/v1/memories:ingest",
+                                        CONVERSATIONS[conversation])  # fmt: skip
+                assert response.status_code == 200, response.text
+                report = response.json()
+                assert report["tenant"] == tenant
+                # the other tenant's ingests of the same conversation never show here
+                if conversation not in ingested[tenant]:
+                    assert report["already_stored"] == []
+                else:
+                    assert report["stored"] == []
+                ingested[tenant].add(conversation)
+                owned[tenant] |= set(report["stored"]) | set(report["already_stored"])
+            elif op == "get":
+                response = service.call(tenant, "GET", f"/v1/memories/{target}")
+            else:
+                response = service.call(tenant, "POST", f"/v1/memories/{target}:revoke",
+                                        {"reason": "test"})  # fmt: skip
+            if op != "ingest":
+                if target in owned[tenant]:
+                    assert response.status_code == 200, response.text
+                else:
+                    assert response.status_code == 404
+                    assert response.json() == not_found(target)
+            assert not ids_in(response.json()) & (owned[other] - owned[tenant])
+        for tenant in TENANTS:  # the store agrees: every claim is in its ingesting tenant
+            other = TENANTS[1 - TENANTS.index(tenant)]
+            stored = {c.memory_id for c in service.store.claims(tenant=tenant)}
+            assert stored == owned[tenant] and not stored & owned[other]
+    finally:
+        service.close()
+
+
+def not_found(memory_id: str) -> dict[str, Any]:
+    return {"error": {"code": "NOT_FOUND", "message": f"no memory {memory_id!r}",
+                      "field": "memory_id"}}  # fmt: skip
+
+
+def test_another_tenants_memory_is_exactly_as_absent_as_no_memory(service: Service, caplog):
+    caplog.set_level(logging.DEBUG)
+    stored = service.call("globex", "POST", "/v1/memories:ingest", CONVERSATIONS[0]).json()
+    theirs = stored["stored"][0]
+    before = service.store.claims(tenant="globex")
+    nowhere = "mem_" + "0" * 20
+    caplog.clear()
+    for target in (theirs, nowhere):
+        got = service.call("acme", "GET", f"/v1/memories/{target}")
+        revoked = service.call("acme", "POST", f"/v1/memories/{target}:revoke", {"reason": "x"})
+        for response in (got, revoked):
+            assert (response.status_code, response.json()) == (404, not_found(target))
+            assert set(response.headers) == {"content-length", "content-type"}
+    assert service.store.claims(tenant="globex") == before, "nothing of globex changed"
+    service_logs = [r.getMessage() for r in caplog.records
+                    if r.name.startswith(("extractor", "uvicorn", "fastapi", "starlette"))]  # fmt: skip
+    assert not [line for line in service_logs if "globex" in line or theirs in line]
+
+
+def test_the_same_conversation_in_two_tenants_is_two_memories(service: Service):
+    mine = service.call("acme", "POST", "/v1/memories:ingest", CONVERSATIONS[0]).json()
+    theirs = service.call("globex", "POST", "/v1/memories:ingest", CONVERSATIONS[0]).json()
+    assert mine["conversation_id"] == "acme/chat-1" and theirs["conversation_id"] == "globex/chat-1"
+    assert mine["stored"] and theirs["stored"] and not set(mine["stored"]) & set(theirs["stored"])
+    assert theirs["already_stored"] == [], "nothing says acme stored it first"
+
+
+def test_revocation_needs_its_scope_and_records_the_keys_caller(service: Service):
+    stored = service.call("acme", "POST", "/v1/memories:ingest", CONVERSATIONS[0]).json()
+    memory = stored["stored"][0]
+    _, reader = service.keys.create(tenant="acme", caller="reader")  # default: no revoke
+    response = service.client.post(f"/v1/memories/{memory}:revoke", json={"reason": "x"},
+                                   headers={"authorization": f"Bearer {reader}"})  # fmt: skip
+    assert response.status_code == 403 and "scope 'revoke'" in response.json()["error"]["message"]
+    response = service.call("acme", "POST", f"/v1/memories/{memory}:revoke", {"reason": "moved"})
+    assert response.status_code == 200 and memory + ":c1" in response.json()["targets"]
+    (event,) = [e for e in service.store.events() if e.kind == "REVOKE"]
+    assert (event.actor, event.tenant) == ("acme-app", "acme")
+    record = service.call("acme", "GET", f"/v1/memories/{memory}").json()
+    assert record["claims"][0]["lifecycle_state"] == "REVOKED"
+    blank = service.call("acme", "POST", f"/v1/memories/{memory}:revoke", {"reason": " "})
+    assert blank.status_code == 422 and blank.json()["error"]["field"] == "reason"
