@@ -5,7 +5,9 @@ exist."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,22 +17,34 @@ from hypothesis import strategies as st
 
 from extractor.service import KeyStore, Scope, ServiceLimits, create_app
 from extractor.store import MemoryStore
+from extractor.vocab import Capability
 
+SUBJECT = {"user_id": "u1"}
 CONVERSATIONS = [
-    {"id": "chat-1", "messages": [{"role": "user", "content": "My manager is Alice."}]},
-    {"id": "chat-2", "messages": [{"role": "user", "content": "I like green tea."}]},
-    [{"role": "user", "content": "Always answer in Spanish, please."}],
+    {
+        "id": "chat-1",
+        "metadata": SUBJECT,
+        "messages": [{"role": "user", "content": "My manager is Alice."}],
+    },
+    {
+        "id": "chat-2",
+        "metadata": SUBJECT,
+        "messages": [{"role": "user", "content": "I like green tea and my manager is Bob."}],
+    },
+    {"metadata": SUBJECT, "messages": [{"role": "user", "content": "Always answer in Spanish."}]},
 ]
+READ = {"query": "manager tea Spanish", "subject": "u1", "purpose": "PERSONALIZATION", "k": 50}
 TENANTS = ("acme", "globex")
 
 
 class Service:
     """The app over a fresh store, a key per tenant with every scope, and a client."""
 
-    def __init__(self, extractor: Any) -> None:
+    def __init__(self, extractor: Any, directory: Path) -> None:
         self.keys = KeyStore(":memory:")
-        self.store = MemoryStore(":memory:")
-        self.tokens = {t: self.keys.create(tenant=t, caller=f"{t}-app", scopes=list(Scope))[1]
+        self.store = MemoryStore(directory / "memory.db")
+        self.tokens = {t: self.keys.create(tenant=t, caller=f"{t}-app", scopes=list(Scope),
+                                           purposes=[Capability.PERSONALIZATION])[1]
                        for t in TENANTS}  # fmt: skip
         app = create_app(extractor, keys=self.keys, store=self.store,
                          service_limits=ServiceLimits(rate_per_s=None))  # fmt: skip
@@ -47,8 +61,8 @@ class Service:
 
 
 @pytest.fixture
-def service(offline_extractor) -> Iterator[Service]:
-    running = Service(offline_extractor)
+def service(offline_extractor, tmp_path: Path) -> Iterator[Service]:
+    running = Service(offline_extractor, tmp_path)
     yield running
     running.close()
 
@@ -63,7 +77,7 @@ def ids_in(value: Any) -> set[str]:
 
 
 OPS = st.lists(
-    st.tuples(st.sampled_from(TENANTS), st.sampled_from(["ingest", "get", "revoke"]),
+    st.tuples(st.sampled_from(TENANTS), st.sampled_from(["ingest", "get", "revoke", "read"]),
               st.integers(0, len(CONVERSATIONS) - 1), st.integers(0, 3)),
     min_size=1, max_size=8,
 )  # fmt: skip
@@ -71,8 +85,8 @@ OPS = st.lists(
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
-def test_no_sequence_of_requests_crosses_tenants(offline_extractor, ops):
-    service = Service(offline_extractor)
+def test_no_sequence_of_requests_crosses_tenants(offline_extractor, tmp_path_factory, ops):
+    service = Service(offline_extractor, tmp_path_factory.mktemp("tenants"))
     owned: dict[str, set[str]] = {t: set() for t in TENANTS}
     ingested: dict[str, set[int]] = {t: set() for t in TENANTS}
     try:
@@ -93,12 +107,16 @@ def test_no_sequence_of_requests_crosses_tenants(offline_extractor, ops):
                     assert report["stored"] == []
                 ingested[tenant].add(conversation)
                 owned[tenant] |= set(report["stored"]) | set(report["already_stored"])
+            elif op == "read":
+                response = service.call(tenant, "POST", "/v1/memories:read", READ)
+                assert response.status_code == 200, response.text
+                assert {i["memory_id"] for i in response.json()["items"]} <= owned[tenant]
             elif op == "get":
                 response = service.call(tenant, "GET", f"/v1/memories/{target}")
             else:
                 response = service.call(tenant, "POST", f"/v1/memories/{target}:revoke",
                                         {"reason": "test"})  # fmt: skip
-            if op != "ingest":
+            if op in ("get", "revoke"):
                 if target in owned[tenant]:
                     assert response.status_code == 200, response.text
                 else:
@@ -160,3 +178,25 @@ def test_revocation_needs_its_scope_and_records_the_keys_caller(service: Service
     assert record["claims"][0]["lifecycle_state"] == "REVOKED"
     blank = service.call("acme", "POST", f"/v1/memories/{memory}:revoke", {"reason": " "})
     assert blank.status_code == 422 and blank.json()["error"]["field"] == "reason"
+
+
+def test_reads_are_bound_to_the_keys_purposes_and_audited_with_its_caller(service: Service):
+    assert service.call("acme", "POST", "/v1/memories:ingest", CONVERSATIONS[0]).status_code == 200
+    response = service.call("acme", "POST", "/v1/memories:read", READ)
+    assert response.status_code == 200 and response.json()["items"]
+    assert response.json()["request"]["caller"]["id"] == "acme-app"
+    with sqlite3.connect(service.store.backend.location) as db:
+        rows = db.execute("SELECT tenant, caller, purpose FROM reads").fetchall()
+    assert rows == [("acme", "acme-app", "PERSONALIZATION")]
+    factual = service.call(
+        "acme", "POST", "/v1/memories:read", {**READ, "purpose": "FACTUAL_EVIDENCE"}
+    )
+    assert factual.status_code == 403
+    assert factual.json()["error"] == {
+        "code": "FORBIDDEN", "field": "purpose",
+        "message": "this key may not request purpose 'FACTUAL_EVIDENCE' (its purposes: "
+        "PERSONALIZATION)"}  # fmt: skip
+    empty = service.call("globex", "POST", "/v1/memories:read", READ)
+    assert (
+        empty.status_code == 200 and empty.json()["items"] == [] and empty.json()["excluded"] == []
+    )

@@ -10,6 +10,7 @@
 
     with a memory store (:mod:`.memories`), each inside the key's tenant:
     POST /v1/memories:ingest          a conversation -> extracted, admitted, stored
+    POST /v1/memories:read            {query, subject, purpose, ...} -> the read path's result
     GET  /v1/memories/{memory_id}     the stored record of one memory
     POST /v1/memories/{memory_id}:revoke   {"reason"} -> the impact report
 
@@ -17,9 +18,10 @@ Callers authenticate with a Bearer API key (:mod:`.keys`, ``extractor keys creat
 tenant, a caller and a grant (:mod:`.auth`); abuse limits are in :mod:`.limits`; every error is
 ``{"error": {"code", "message", "field"}}`` with the statuses and codes of :mod:`.errors`.
 
-Modules: ``app`` (routes), ``memories`` (the store routes), ``auth`` (who is calling), ``keys`` (the key store), ``limits``
-(rate, size, concurrency, time), ``body`` (reading a JSON body), ``errors`` (the error shape),
-``openapi`` (the published contract), ``runner`` (uvicorn in a thread).
+Modules: ``app`` (routes), ``memories`` (the store routes), ``auth`` (who is calling),
+``keys`` (the key store), ``limits`` (rate, size, concurrency, time), ``body`` (reading a JSON
+body), ``errors`` (the error shape), ``openapi`` (the published contract), ``runner`` (uvicorn
+in a thread).
 """
 
 from __future__ import annotations

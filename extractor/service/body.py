@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from pydantic import BaseModel
 
-from ..schemas import schema_for
+from ..schemas import datetimes_as_written, schema_for
 from .errors import ApiError
 
 JSON_TYPES = ("application/json", "application/*+json", "text/json")
@@ -55,7 +55,7 @@ def _validator(name: str) -> Draft202012Validator:
 
 @cache
 def _model_validator(model: type[BaseModel]) -> Draft202012Validator:
-    return Draft202012Validator(model.model_json_schema(mode="validation"))
+    return Draft202012Validator(datetimes_as_written(model.model_json_schema(mode="validation")))
 
 
 def check_schema(data: Any, name: str = "conversation") -> None:

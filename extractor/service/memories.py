@@ -4,6 +4,7 @@
 
     POST /v1/memories:ingest          a conversation -> extracted, admitted and stored
     GET  /v1/memories/{memory_id}     the stored record of one memory (its claims)
+    POST /v1/memories:read            {query, subject, purpose, ...} -> the read path's result
     POST /v1/memories/{memory_id}:revoke   {"reason"} -> the revocation's impact report
 
 The tenant is the key's. A memory of another tenant is not found, by the same query and the
@@ -17,24 +18,31 @@ ids and neither can learn, from a collision, what the other stored.
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import UTC, datetime
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Path, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from starlette.convertors import Convertor, register_url_convertor
 
-from ..conversation import Conversation, Limits, conversation_from_data
-from ..errors import ExtractorError, InputError, StoreError
+from ..conversation import ISO_TIMESTAMP_PATTERN, Conversation, Limits, conversation_from_data
+from ..errors import ExtractorError, InputError, ReadDenied, StoreError
 from ..pipeline import Extractor
+from ..read import Caller as ReadCaller
+from ..read import MemoryReader, ReadPolicy, ReadResult
+from ..read.policy import load_read_policy
 from ..store import IngestReport, MemoryStore, RevocationReport, StoredClaim
-from ..vocab import Scope
+from ..vocab import Capability, Scope
 from .auth import Caller, Gate
 from .body import check_body, read_json
 from .errors import ApiError, error_responses, model_error
 from .limits import ServiceLimits, WorkSlots
 
 MEMORY_ID_PATTERN = r"^[A-Za-z0-9_]{1,64}$"
+#: At least one character that is whitespace neither to JSON Schema's regexes (ECMA-262) nor
+#: to Python's (``str.strip``), so the schema and the store agree on what is blank.
+NOT_BLANK = r"[^\s\x1c-\x1f\x85\ufeff]"
 
 
 class MemoryIdConvertor(Convertor[str]):
@@ -57,8 +65,27 @@ class RevokeRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", title="RevokeRequest")
 
-    reason: str = Field(min_length=1, max_length=2000, pattern=r"\S",
+    reason: str = Field(min_length=1, max_length=2000, pattern=NOT_BLANK,
                         description="Why, for the audit trail.")  # fmt: skip
+
+
+_MOMENT_SCHEMA = {"anyOf": [{"type": "string", "pattern": ISO_TIMESTAMP_PATTERN}, {"type": "null"}]}
+_Moment = Annotated[datetime | None, WithJsonSchema(_MOMENT_SCHEMA)]
+
+
+class ReadBody(BaseModel):
+    """``POST /v1/memories:read``: what to read for whom and why (the tenant and the caller are
+    the key's)."""
+
+    model_config = ConfigDict(extra="forbid", title="ReadBody")
+
+    query: str = Field(min_length=1, max_length=2000, pattern=NOT_BLANK)
+    subject: str = Field(min_length=1, max_length=256, description="The user read about.")
+    purpose: Capability = Field(description="Must be one of the key's purposes.")
+    as_of: _Moment = Field(default=None, description="Valid time (naive = UTC).")
+    known_at: _Moment = Field(default=None, description="System time: what was known then.")
+    k: int = Field(default=8, ge=1, le=50)
+    token_budget: int | None = Field(default=None, ge=1, le=100_000)
 
 
 class MemoryRecord(BaseModel):
@@ -108,6 +135,28 @@ def install_memory_routes(
                 raise model_error(exc) from None
         return JSONResponse(report.model_dump(mode="json"))
 
+    policy = load_read_policy()
+
+    @app.post(
+        "/v1/memories:read",
+        operation_id="readMemories",
+        summary="Read the memories usable for a purpose, in the key's tenant, for its caller",
+        response_model=ReadResult,
+        responses=error_responses(400, 401, 403, 413, 415, 422, 429, 500, 503, 504),
+        openapi_extra=body_of("ReadBody"),
+    )
+    async def read_memories(
+        request: Request,
+        caller: Caller = Depends(gate.require(Scope.READ)),  # noqa: B008
+    ) -> JSONResponse:
+        async with work.slot():
+            data = await read_json(request, caps.max_body_bytes)
+            check_body(data, ReadBody)
+            body = ReadBody.model_validate(data)
+            caller.check_purpose(body.purpose)
+            result = read_for(store, policy, caller, body)
+        return JSONResponse(result.model_dump(mode="json"))
+
     @app.get(
         "/v1/memories/{memory_id:memory_id}",
         operation_id="getMemory",
@@ -144,6 +193,24 @@ def install_memory_routes(
             except StoreError as exc:
                 raise ApiError(422, exc.code, str(exc)) from None
         return JSONResponse(report.model_dump(mode="json"))
+
+
+def read_for(store: MemoryStore, policy: ReadPolicy, caller: Caller, body: ReadBody) -> ReadResult:
+    """One read through the read path, as the key's caller (recorded in the read audit)."""
+    reader_caller = ReadCaller(id=caller.caller, purposes=caller.purposes, acting_for=body.subject)
+    as_of = body.as_of
+    if as_of is not None and as_of.tzinfo is not None:
+        as_of = as_of.astimezone(UTC).replace(tzinfo=None)
+    try:
+        with MemoryReader(store, policy=policy) as reader:
+            return reader.read(body.query, tenant=caller.tenant, subject=body.subject,
+                               caller=reader_caller, purpose=body.purpose, as_of=as_of,
+                               known_at=body.known_at, k=body.k,
+                               token_budget=body.token_budget)  # fmt: skip
+    except ReadDenied as exc:
+        raise ApiError(403, "FORBIDDEN", str(exc), field="purpose") from None
+    except StoreError as exc:
+        raise ApiError(422, exc.code, str(exc)) from None
 
 
 def owned(store: MemoryStore, caller: Caller, memory_id: str) -> list[StoredClaim]:
@@ -210,4 +277,4 @@ REVOKE_LINKS: dict[str, Any] = {
 }
 
 
-__all__ = ["MemoryRecord", "RevokeRequest", "install_memory_routes"]
+__all__ = ["MemoryRecord", "ReadBody", "RevokeRequest", "install_memory_routes"]

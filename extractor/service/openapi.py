@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any
 
 from fastapi import FastAPI
@@ -52,20 +53,32 @@ def store_examples() -> dict[str, Any]:
     """What the memory routes answer for :data:`CONVERSATION_EXAMPLE` in tenant ``acme``."""
     from ..clients.offline import OfflineClient
     from ..pipeline import Extractor
+    from ..read import Caller, MemoryReader
     from ..store import MemoryStore
     from .memories import MemoryRecord
 
     extractor = Extractor(OfflineClient(), clock=lambda: EXAMPLE_TIME)
     conversation = {**CONVERSATION_EXAMPLE, "id": f"acme/{CONVERSATION_EXAMPLE['id']}"}
-    with MemoryStore(":memory:", clock=lambda: EXAMPLE_TIME) as store:
-        report = store.ingest(extractor.process(conversation, tenant="acme"), tenant="acme")
+    read = REQUEST_EXAMPLES["ReadBody"]
+    with (
+        TemporaryDirectory() as scratch,
+        MemoryStore(Path(scratch) / "memory.db", clock=lambda: EXAMPLE_TIME) as store,
+    ):
+        result = extractor.process(conversation, tenant="acme", subject=read["subject"])
+        report = store.ingest(result, tenant="acme")
         memory_id = report.stored[0]
         record = MemoryRecord(memory_id=memory_id, claims=store.claims(memory_id=memory_id))
+        with MemoryReader(store, clock=lambda: EXAMPLE_TIME) as reader:
+            answer = reader.read(read["query"], tenant="acme", subject=read["subject"],
+                                 caller=Caller(id="support-bot", acting_for=read["subject"]),
+                                 purpose=read["purpose"], k=read["k"])  # fmt: skip
         revocation = store.revoke(memory_id, reason=REQUEST_EXAMPLES["RevokeRequest"]["reason"],
                                   actor="support-bot")  # fmt: skip
-    return {"ingestMemories": report.model_dump(mode="json"),
-            "getMemory": record.model_dump(mode="json"),
-            "revokeMemory": revocation.model_dump(mode="json")}  # fmt: skip
+    examples = {"ingestMemories": report, "readMemories": answer, "getMemory": record,
+                "revokeMemory": revocation}  # fmt: skip
+    text = json.dumps({k: v.model_dump(mode="json") for k, v in examples.items()})
+    fixed: dict[str, Any] = json.loads(text.replace(answer.read_id, "read_example"))
+    return fixed  # a read id is random: the example's is fixed, so the document is reproducible
 
 
 def health_example() -> dict[str, Any]:
@@ -84,21 +97,28 @@ SUCCESS_EXAMPLES: dict[str, Callable[[], Any]] = {
     "getSchema": lambda: schema_for("failure"),
     "ingestMemories": lambda: store_examples()["ingestMemories"],
     "getMemory": lambda: store_examples()["getMemory"],
+    "readMemories": lambda: store_examples()["readMemories"],
     "revokeMemory": lambda: store_examples()["revokeMemory"],
 }
 
 
 def request_models() -> list[type[BaseModel]]:
     """The bodies routes read themselves (so FastAPI does not know them as components)."""
-    from .memories import RevokeRequest
+    from .memories import ReadBody, RevokeRequest
 
-    return [ConversationInput, RevokeRequest]
+    return [ConversationInput, ReadBody, RevokeRequest]
 
 
 #: component -> the example of a request body.
 REQUEST_EXAMPLES: dict[str, Any] = {
     "ConversationInput": CONVERSATION_EXAMPLE,
     "RevokeRequest": {"reason": "the user said the manager changed"},
+    "ReadBody": {
+        "query": "Who is my manager?",
+        "subject": "user-42",
+        "purpose": "PERSONALIZATION",
+        "k": 4,
+    },
 }
 
 
@@ -168,12 +188,12 @@ def published() -> dict[str, Any]:
     from .app import create_app
     from .keys import KeyStore
 
-    keys, store = KeyStore(":memory:"), MemoryStore(":memory:")
-    try:
-        return create_app(keys=keys, store=store).openapi()
-    finally:
-        keys.close()
-        store.close()
+    with TemporaryDirectory() as scratch, MemoryStore(Path(scratch) / "memory.db") as store:
+        keys = KeyStore(":memory:")
+        try:
+            return create_app(keys=keys, store=store).openapi()
+        finally:
+            keys.close()
 
 
 def render() -> str:
