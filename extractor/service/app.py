@@ -102,8 +102,24 @@ def create_app(
                            f"{', '.join(sorted(SCHEMAS))})", field="name")  # fmt: skip
         return JSONResponse(schema_for(name))
 
-    async def read_conversation(request: Request, caller: Caller) -> Any:
-        return check_tenant(await read_json(request, caps.max_body_bytes), caller)
+    async def extract_from(
+        request: Request, caller: Caller, *, stored: bool = False
+    ) -> ConversationResult:
+        """The result for the request's conversation, in the key's tenant. A conversation to
+        be ``stored`` gets the id ``<tenant>/<id>`` (see :mod:`.memories`)."""
+        data = check_tenant(await read_json(request, caps.max_body_bytes), caller)
+        try:
+            conversation = conversation_from_data(data, limits=limits)
+        except InputError as exc:
+            raise ApiError(422, exc.code, str(exc), field=exc.location.field) from None
+        if stored:
+            conversation = conversation.model_copy(
+                update={"id": f"{caller.tenant}/{conversation.id}"}
+            )
+        try:
+            return await extractor.aprocess(conversation, tenant=caller.tenant)
+        except ExtractorError as exc:
+            raise model_error(exc) from None
 
     @app.post(
         "/v1/extract",
@@ -118,20 +134,12 @@ def create_app(
         caller: Caller = Depends(gate.require(Scope.EXTRACT)),  # noqa: B008
     ) -> JSONResponse:
         async with work.slot():
-            data = await read_conversation(request, caller)
-            try:
-                conversation = conversation_from_data(data, limits=limits)
-            except InputError as exc:
-                raise ApiError(422, exc.code, str(exc), field=exc.location.field) from None
-            try:
-                result = await extractor.aprocess(conversation, tenant=caller.tenant)
-            except ExtractorError as exc:
-                raise model_error(exc) from None
+            result = await extract_from(request, caller)
         return JSONResponse(result.model_dump(mode="json"))
 
     if store is not None:
-        install_memory_routes(app, store=store, extractor=extractor, limits=limits, caps=caps,
-                              gate=gate, work=work, read_body=read_conversation)  # fmt: skip
+        install_memory_routes(app, store=store, caps=caps, gate=gate, work=work,
+                              extract_from=extract_from)  # fmt: skip
 
     install_openapi(app, auth=not no_auth)
     return app

@@ -26,9 +26,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from starlette.convertors import Convertor, register_url_convertor
 
-from ..conversation import ISO_TIMESTAMP_PATTERN, Conversation, Limits, conversation_from_data
-from ..errors import ExtractorError, InputError, ReadDenied, StoreError
-from ..pipeline import Extractor
+from ..conversation import ISO_TIMESTAMP_PATTERN
+from ..errors import ReadDenied, StoreError
 from ..read import Caller as ReadCaller
 from ..read import MemoryReader, ReadPolicy, ReadResult
 from ..read.policy import load_read_policy
@@ -105,14 +104,13 @@ def install_memory_routes(
     app: FastAPI,
     *,
     store: MemoryStore,
-    extractor: Extractor,
-    limits: Limits,
     caps: ServiceLimits,
     gate: Gate,
     work: WorkSlots,
-    read_body: Any,
+    extract_from: Any,
 ) -> None:
-    """Add the store routes to ``app``; ``read_body(request, caller)`` reads a conversation."""
+    """Add the store routes to ``app``; ``await extract_from(request, caller, stored=True)`` is
+    the result for the request's conversation, as ``POST /v1/extract`` makes it."""
 
     @app.post(
         "/v1/memories:ingest",
@@ -127,11 +125,10 @@ def install_memory_routes(
         caller: Caller = Depends(gate.require(Scope.INGEST)),  # noqa: B008
     ) -> JSONResponse:
         async with work.slot():
-            conversation = namespaced(await read_body(request, caller), caller, limits)
+            result = await extract_from(request, caller, stored=True)
             try:
-                result = await extractor.aprocess(conversation, tenant=caller.tenant)
                 report = store.ingest(result, tenant=caller.tenant)
-            except ExtractorError as exc:
+            except StoreError as exc:
                 raise model_error(exc) from None
         return JSONResponse(report.model_dump(mode="json"))
 
@@ -220,15 +217,6 @@ def owned(store: MemoryStore, caller: Caller, memory_id: str) -> list[StoredClai
     if not claims:
         raise ApiError(404, "NOT_FOUND", f"no memory {memory_id!r}", field="memory_id")
     return claims
-
-
-def namespaced(data: Any, caller: Caller, limits: Limits) -> Conversation:
-    """The conversation, loaded, with its id prefixed by the key's tenant."""
-    try:
-        conversation = conversation_from_data(data, limits=limits)
-    except InputError as exc:
-        raise ApiError(422, exc.code, str(exc), field=exc.location.field) from None
-    return conversation.model_copy(update={"id": f"{caller.tenant}/{conversation.id}"})
 
 
 def body_of(component: str) -> dict[str, Any]:
