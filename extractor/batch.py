@@ -76,7 +76,11 @@ class BatchConfig:
     ``out=None`` writes results to stdout (no resume). ``failures`` defaults to
     ``<out>.failures.jsonl``; with neither, failures are reported on stderr as one line each.
     ``retry_failed`` removes earlier failure records before the run, so those conversations are
-    attempted again. ``fsync`` syncs each line to disk (survives power loss; slower); without it
+    attempted again; without it, only transient model failures (:data:`TRANSIENT_CODES`: the
+    server was unreachable, refused the key, rate-limited or timed out) are removed and retried.
+    ``check_endpoint`` makes one small extraction with an LLM client before the batch and stops
+    with :class:`ModelClientError` when the server cannot be used at all.
+    ``fsync`` syncs each line to disk (survives power loss; slower); without it
     each line is still handed to the OS whole, which survives the process being killed.
     ``shard=(k, n)`` processes only the inputs at positions k-1, k-1+n, k-1+2n, ... of the input
     stream (1 <= k <= n): n processes given the same inputs and k = 1..n split the batch between
@@ -94,6 +98,7 @@ class BatchConfig:
     shard: tuple[int, int] | None = None
     owner: Owner = field(default_factory=Owner)
     input_format: str = "auto"
+    check_endpoint: bool = True
 
     def __post_init__(self) -> None:
         if self.shard is not None:
@@ -208,16 +213,41 @@ def read_done(path: Path) -> Counter[Key]:
     return done
 
 
-def drop_failures(path: Path) -> None:
-    """Remove every record from a failures file, atomically (for ``retry_failed``)."""
+#: Failures that say nothing about the conversation, only about the model server at that moment
+#: (unreachable, no or a wrong key, rate limits, time-outs): a later run attempts them again.
+TRANSIENT_CODES = frozenset({"MODEL_ERROR", "MODEL_RATE_LIMITED", "MODEL_TIMEOUT"})
+
+
+def is_transient(record: Any) -> bool:
+    """Whether a failures-file line is a transient model failure (see :data:`TRANSIENT_CODES`)."""
+    return record.get("stage") == "extract" and record.get("error_code") in TRANSIENT_CODES
+
+
+def drop_failures(path: Path, *, only_transient: bool = False) -> int:
+    """Remove the records of a failures file -- every one (for ``retry_failed``), or only the
+    transient ones -- atomically, so those conversations are attempted again. Returns how many
+    were removed."""
     if not path.is_file():  # never replace a device or a pipe with a regular file
-        return
+        return 0
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_bytes(b"")
+        kept, dropped = [], 0
+        if only_transient:
+            read_done(path)  # truncates a torn last line first
+            for raw in path.read_bytes().splitlines(keepends=True):
+                if raw.strip() and is_transient(json.loads(raw)):
+                    dropped += 1
+                else:
+                    kept.append(raw)
+            if not dropped:
+                return 0
+        else:
+            dropped = len([r for r in path.read_bytes().splitlines() if r.strip()])
+        tmp.write_bytes(b"".join(kept))
         os.replace(tmp, path)
     except OSError as exc:
         raise OutputWriteError(f"{path}: cannot reset for retry: {exc.strerror}") from None
+    return dropped
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,6 +500,8 @@ async def arun_batch(
     """
     config = config or BatchConfig()
     started = time.perf_counter()
+    if config.check_endpoint:
+        await check_endpoint(extractor)
     out, failures, done = _open_outputs(config, stdout, stderr)
     observers = list(observers)
     run_id = None
@@ -494,6 +526,37 @@ async def arun_batch(
         if ledger is not None and run_id is not None:
             ledger.finish_run(run_id, run.summary, status=status)
     return run.summary
+
+
+PROBE = {"id": "endpoint-check", "messages": [{"role": "user", "content": "I prefer tea."}]}
+
+
+async def check_endpoint(extractor: Extractor) -> None:
+    """One small extraction with the extractor's LLM client (never from the cache), before a
+    batch. A server that is unreachable, rejects the key or does not know the model raises
+    :class:`ModelClientError` naming the options to check; a server that answers at all (even
+    rate-limited, slow, refusing or unreadable) passes. Other clients are not checked."""
+    from .cache import CachingClient
+    from .clients.openai_client import OpenAIClient
+    from .errors import ModelClientError, ModelRefused, ModelTimeout, OutputTruncated, RateLimited
+
+    client = extractor.client
+    while isinstance(client, CachingClient):
+        client = client.inner
+    if not isinstance(client, OpenAIClient):
+        return
+    probe = extractor.coerce(PROBE)
+    try:
+        await client.extract(probe, extractor.prompt, extractor.validation)
+    except (RateLimited, ModelTimeout, ModelRefused, OutputTruncated):
+        return
+    except ModelClientError as exc:
+        raise ModelClientError(
+            f"the model endpoint failed a first check, nothing was processed: {exc}. "
+            "Check --model, --base-url and --api-key (env EXTRACTOR_API_KEY / OPENAI_API_KEY)."
+        ) from exc
+    except ExtractorError:
+        return
 
 
 def _where(item: Conversation) -> str:
@@ -544,8 +607,7 @@ def _open_outputs(
     done: Counter[Key] = Counter()
     fpath = config.failures_path
     if fpath is not None:
-        if config.retry_failed:
-            drop_failures(fpath)
+        drop_failures(fpath, only_transient=not config.retry_failed)
         done += read_done(fpath)
     if config.out is not None:
         done += read_done(config.out)
@@ -610,8 +672,10 @@ __all__ = [
     "LedgerObserver",
     "LineWriter",
     "arun_batch",
+    "check_endpoint",
     "estimate_total",
     "failure_record",
+    "is_transient",
     "read_done",
     "run_batch",
 ]

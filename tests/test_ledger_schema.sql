@@ -179,7 +179,7 @@ CREATE TABLE runs (
     extractor_version TEXT NOT NULL,
     settings_json TEXT NOT NULL,
     summary_json TEXT
-);
+, pid INTEGER, host TEXT);
 
 -- table transcripts
 CREATE TABLE transcripts (

@@ -146,6 +146,7 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
         retry_failed=o["retry_failed"], fsync=o["fsync"], shard=o["shard"],
         owner=Owner(o["tenant"], o["subject"]), input_format=o["input_format"],
     )  # fmt: skip
+    latest = _Latest()
     try:
         progress = _progress(inputs, o["quiet"], o["shard"])
         with (
@@ -153,12 +154,59 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
             _store(o["store_path"]) as ingesting,
             progress as observers,
         ):
-            observers = [*ingesting, *observers]
+            observers = [*ingesting, *observers, latest]
             summary = run_batch(inputs, extractor, config, observers=observers, ledger=ledger)
     except ExtractorError as exc:
         raise UnusableInput(str(exc)) from None
+    except KeyboardInterrupt:
+        _interrupted(latest.summary, o)
+        ctx.exit(EXIT_INTERRUPTED)
+    if summary.conversations == 0:
+        raise UnusableInput(
+            f"no conversations in {', '.join(inputs)}: the input is empty (or a directory "
+            "without .json / .jsonl files)"
+        )
     _render(summary, as_json=o["as_json"], quiet=o["quiet"], to_stdout=o["out"] is not None)
     ctx.exit(summary.exit_code)
+
+
+#: 128 + SIGINT, as shells report a command stopped by Ctrl-C.
+EXIT_INTERRUPTED = 130
+
+
+class _Latest(BatchObserver):
+    """Keeps the run's live summary, to report what was done when the run is interrupted."""
+
+    def __init__(self) -> None:
+        self.summary = RunSummary()
+
+    def on_progress(self, summary: RunSummary) -> None:
+        self.summary = summary
+
+
+def _interrupted(summary: RunSummary, o: dict[str, Any]) -> None:
+    """What a Ctrl-C'd run did, and how to pick it up again."""
+    err = sys.stderr
+    if not o["quiet"]:
+        render_summary(summary, err)
+    where = f"in {o['out']}" if o["out"] is not None else "on stdout"
+    print(
+        f"extractor: interrupted after {summary.processed} processed, {summary.failed} failed "
+        f"and {summary.skipped} skipped conversations (their lines are {where}).",
+        file=err,
+    )
+    if o["out"] is not None:
+        print(
+            "extractor: to resume, run the same command again: what is already in the "
+            "results and failures files is skipped.",
+            file=err,
+        )
+    else:
+        print(
+            "extractor: results went to stdout, so there is nothing to resume from: give "
+            "--out FILE to make a run resumable.",
+            file=err,
+        )
 
 
 @contextlib.contextmanager

@@ -221,8 +221,20 @@ def m003_tenant_subject(db: sqlite3.Connection) -> None:
     db.execute(columns + ",\n    c.tenant,\n    c.subject" + joins + rest)
 
 
+def m004_run_process(db: sqlite3.Connection) -> None:
+    """Which process a run is (``pid``, ``host``), so the next start can tell a run that was
+    killed (status still ``running``, process gone) and mark it ``interrupted``."""
+    db.execute("ALTER TABLE runs ADD COLUMN pid INTEGER")
+    db.execute("ALTER TABLE runs ADD COLUMN host TEXT")
+
+
 #: Every migration, in order. Append only: never edit or reorder one that has shipped.
-MIGRATIONS: list[Migration] = [m001_initial, m002_memory_ledger_view, m003_tenant_subject]
+MIGRATIONS: list[Migration] = [
+    m001_initial,
+    m002_memory_ledger_view,
+    m003_tenant_subject,
+    m004_run_process,
+]
 
 
 def migration_names() -> list[str]:

@@ -13,7 +13,9 @@ conflicts are ignored: a ``NOT NULL`` or ``CHECK`` violation still fails loudly.
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import socket
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
@@ -172,22 +174,37 @@ class Ledger:
         started = started_at or datetime.now(UTC)
         run_id = run_id or new_run_id(started)
         row = rows.run_row(run_id, provenance, dict(settings or {}), started.isoformat(), "running")
+        row |= {"pid": os.getpid(), "host": socket.gethostname()}
         with self._transaction("write a run to") as db:
+            self._mark_killed(db)
             if not _insert(db, "runs", row):
                 self._resume(db, run_id, row)
         return run_id
 
+    def _mark_killed(self, db: sqlite3.Connection) -> None:
+        """Runs of this host still ``running`` whose process is gone were killed (``kill -9``,
+        a crash, a power cut): mark them ``interrupted``. Their rows are all kept."""
+        host = socket.gethostname()
+        found = db.execute(
+            "SELECT run_id, pid FROM runs "
+            "WHERE status = 'running' AND host = ? AND pid IS NOT NULL",
+            (host,),
+        ).fetchall()
+        for run_id, pid in found:
+            if not _alive(int(pid)):
+                db.execute("UPDATE runs SET status = 'interrupted' WHERE run_id = ?", (run_id,))
+
     def _resume(self, db: sqlite3.Connection, run_id: str, row: rows.Row) -> None:
         cursor = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,))
         old = dict(zip([d[0] for d in cursor.description], cursor.fetchone(), strict=True))
-        keys = [k for k in row if k not in ("started_at", "status")]
+        keys = [k for k in row if k not in ("started_at", "status", "pid", "host")]
         changed = [k for k in keys if old[k] != row[k]]
         if changed:
             raise LedgerError(
                 f"{self.path}: run {run_id!r} already exists with a different {', '.join(changed)}"
             )
-        db.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?",
-                   (run_id,))  # fmt: skip
+        db.execute("UPDATE runs SET status = 'running', finished_at = NULL, pid = ?, host = ? "
+                   "WHERE run_id = ?", (row["pid"], row["host"], run_id))  # fmt: skip
 
     def record_result(
         self,
@@ -363,6 +380,19 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
     def integrity_check(self) -> str:
         """``"ok"``, or SQLite's description of the damage."""
         return "\n".join(str(r[0]) for r in self._query("PRAGMA integrity_check"))
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (signal 0 checks without signalling)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    except OSError:
+        return True  # cannot tell: leave the run as it is
+    return True
 
 
 def _insert(db: sqlite3.Connection, table: str, row: Mapping[str, Any]) -> bool:
