@@ -94,10 +94,27 @@ def conversation_row(run_id: str, key: str, result: ConversationResult) -> Row:
         "completion_tokens": result.usage.completion_tokens,
         "total_ms": result.timings.total_ms,
         "recorded_at": result.recorded_at.isoformat(),
-        "result_json": _json(result),
+        "result_json": _json(skeleton(result)),
         "tenant": result.tenant,
         "subject": result.subject,
     }
+
+
+def skeleton(result: ConversationResult) -> dict[str, Any]:
+    """What ``conversations.result_json`` stores: the result line with its candidates and
+    decisions as their memory ids and its rejections as their count -- each of those is a row
+    of its own table already, so it is stored once (:meth:`Ledger.results` rebuilds the line)."""
+    data: dict[str, Any] = result.model_dump(mode="json")
+    data["candidates"] = [c.memory_id for c in result.candidates]
+    data["decisions"] = [d.memory_id for d in result.decisions]
+    data["rejections"] = len(result.rejections)
+    return data
+
+
+def _compact(model: BaseModel) -> str:
+    """A record's canonical JSON without the fields at their defaults (the model restores
+    them on reading): ``candidate_json`` and ``decision_json``."""
+    return _json(model.model_dump(mode="json", exclude_defaults=True))
 
 
 def evidence_ref(conversation_hash: str, candidate: MemoryCandidate) -> str:
@@ -142,7 +159,7 @@ def candidate_row(
         "model": c.provenance.model,
         "prompt_hash": c.provenance.prompt_hash,
         "memory_schema_version": c.provenance.schema_version,
-        "candidate_json": _json(c),
+        "candidate_json": _compact(c),
         "tenant": result.tenant,
         "subject": result.subject,
     }
@@ -168,7 +185,7 @@ def decision_row(run_id: str, key: str, decision: AdmissionDecision) -> Row:
         "policy_id": d.policy_id,
         "policy_version": d.policy_version,
         "as_of": _iso(d.as_of),
-        "decision_json": _json(d),
+        "decision_json": _compact(d),
     }
 
 

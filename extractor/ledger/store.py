@@ -321,7 +321,7 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
         )
         return ConversationHistory(
             conversation_id,
-            [_recorded_result(r) for r in results],
+            [self._recorded_result(r) for r in results],
             [
                 RecordedFailure(
                     f["run_id"],
@@ -339,7 +339,29 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
         if run_id is not None:
             sql, params = sql + " WHERE run_id = ?", (run_id,)
         for row in self._query(sql + " ORDER BY rowid", params):
-            yield _recorded_result(row)
+            yield self._recorded_result(row)
+
+    def _recorded_result(self, row: sqlite3.Row) -> RecordedResult:
+        """The result line rebuilt from its row: ``result_json`` holds the line with its
+        candidates and decisions as memory ids and its rejections as a count (their records are
+        rows of their own tables, stored once); rows written before hold the whole line."""
+        data = json.loads(row["result_json"])
+        key = row["result_key"]
+        if isinstance(data.get("rejections"), int):
+            data["rejections"] = [_rejection(r) for r in self._query(
+                "SELECT * FROM rejections WHERE result_key = ? ORDER BY seq", (key,)
+            )]  # fmt: skip
+        for name, table, column in (("candidates", "candidates", "candidate_json"),
+                                    ("decisions", "decisions", "decision_json")):  # fmt: skip
+            ids = data.get(name)
+            if ids and all(isinstance(i, str) for i in ids):
+                found = self._query(
+                    f"SELECT memory_id, {column} FROM {table} WHERE result_key = ?", (key,)
+                )
+                by_id = {r["memory_id"]: json.loads(r[column]) for r in found}
+                data[name] = [by_id[i] for i in ids]
+        result = ConversationResult.model_validate(data)
+        return RecordedResult(row["run_id"], key, result)
 
     def transcript(self, conversation_hash: str) -> Conversation | None:
         """The stored transcript with this content hash, if it was recorded."""
@@ -421,9 +443,15 @@ def _check_result(result: ConversationResult) -> dict[str, MemoryCandidate]:
     return by_id
 
 
-def _recorded_result(row: sqlite3.Row) -> RecordedResult:
-    result = ConversationResult.model_validate_json(row["result_json"])
-    return RecordedResult(row["run_id"], row["result_key"], result)
+def _rejection(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "index": row["candidate_index"],
+        "candidate_id": row["candidate_id"],
+        "code": row["code"],
+        "field": row["field"],
+        "message": row["message"],
+        "raw": json.loads(row["raw_json"]),
+    }
 
 
 def _run_record(row: sqlite3.Row) -> RunRecord:
