@@ -149,7 +149,7 @@ def test_a_stalled_conversation_does_not_idle_the_other_slots(tmp_path: Path) ->
         async def extract(self, conversation: Conversation, *args: Any) -> ClientResult:
             if conversation.id == "c0":
                 # fails the conversation instead of hanging the test if the others cannot run
-                await asyncio.wait_for(self.released.wait(), timeout=10)
+                await asyncio.wait_for(self.released.wait(), timeout=120)
             result = await super().extract(conversation, *args)
             if conversation.id != "c0":
                 self.others_done += 1

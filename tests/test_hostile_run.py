@@ -108,7 +108,7 @@ def test_kill_9_then_restart_is_exactly_once_in_the_files_and_the_ledger(
     out, ledger = tmp_path / "out.jsonl", tmp_path / "ledger.db"
     failures = Path(f"{out}.failures.jsonl")
     proc = start(src, out, ledger)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300  # a ceiling for a loaded machine, not an expected time
     while time.monotonic() < deadline and proc.poll() is None:
         if complete_lines(out) + complete_lines(failures) >= kill_after:
             break

@@ -53,7 +53,7 @@ def client(server: MockServer, **options: Any) -> OpenAIClient:
     return OpenAIClient(base_url=server.base_url, **settings)
 
 
-def eventually(condition: Callable[[], bool], within: float = 10.0) -> bool:
+def eventually(condition: Callable[[], bool], within: float = 120.0) -> bool:
     """Poll ``condition`` (the server sees a closed socket a moment after the client closed it)."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
