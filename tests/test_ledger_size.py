@@ -45,10 +45,17 @@ def test_the_ledger_rebuilds_every_result_line_exactly(
     assert any(r.rejections for r in written) and any(r.candidates for r in written)
     with Ledger(db, create=False) as ledger:
         assert [r.result for r in ledger.results()] == written
+        for result in written:
+            for candidate, decision in zip(result.candidates, result.decisions, strict=True):
+                [record] = ledger.memory(candidate.memory_id)
+                assert (record.candidate, record.decision) == (candidate, decision)
         history = ledger.conversation("rep")
         assert [r.result for r in history.results] == [
             w for w in written if w.conversation_id == "rep"
         ]
     with sqlite3.connect(db) as con:
         stored = sum(len(r[0]) for r in con.execute("SELECT result_json FROM conversations"))
+        decisions = sum(len(r[0]) for r in con.execute("SELECT decision_json FROM decisions"))
+        full = sum(len(d.model_dump_json()) for r in written for d in r.decisions)
     assert stored < out.stat().st_size / 2, "result rows do not repeat candidates and decisions"
+    assert decisions < full / 4, "decision_json does not repeat what its columns hold"

@@ -111,10 +111,37 @@ def skeleton(result: ConversationResult) -> dict[str, Any]:
     return data
 
 
-def _compact(model: BaseModel) -> str:
-    """A record's canonical JSON without the fields at their defaults (the model restores
-    them on reading): ``candidate_json`` and ``decision_json``."""
-    return _json(model.model_dump(mode="json", exclude_defaults=True))
+#: Columns holding JSON text that mirror a field of the same name.
+JSON_FIELDS = frozenset(
+    {"parent_memory_ids", "requested_uses", "evidence_ids", "allowed_uses", "forbidden_uses",
+     "denied_requested_uses", "flags", "rules_fired", "inherited_from"}
+)  # fmt: skip
+
+
+def column_value(name: str, value: Any) -> Any:
+    """A column's value as the field of the same name holds it (JSON text decoded)."""
+    return json.loads(value) if name in JSON_FIELDS and isinstance(value, str) else value
+
+
+def beside_columns(model: BaseModel, row: Row) -> str:
+    """``candidate_json`` / ``decision_json``: the record's canonical JSON without the fields a
+    column of ``row`` already holds (same name, same value) and without fields at their
+    default -- :func:`rebuild` restores both, so the record is stored once."""
+    full = model.model_dump(mode="json")
+    data = model.model_dump(mode="json", exclude_defaults=True)
+    rest = {k: v for k, v in data.items() if not (k in row and column_value(k, row[k]) == full[k])}
+    return _json(rest)
+
+
+def rebuild(fields: Any, stored: str, row: Any) -> dict[str, Any]:
+    """The record's fields from its ``*_json`` text and its row's columns (see
+    :func:`beside_columns`); rows written before hold the whole record in the text."""
+    data: dict[str, Any] = json.loads(stored)
+    columns = set(row.keys())
+    for name in fields:
+        if name not in data and name in columns:
+            data[name] = column_value(name, row[name])
+    return data
 
 
 def evidence_ref(conversation_hash: str, candidate: MemoryCandidate) -> str:
@@ -128,7 +155,7 @@ def candidate_row(
 ) -> Row:
     c = candidate
     conversation_hash = result.conversation_hash
-    return {
+    row = {
         "result_key": key,
         "memory_id": c.memory_id,
         "run_id": run_id,
@@ -159,15 +186,16 @@ def candidate_row(
         "model": c.provenance.model,
         "prompt_hash": c.provenance.prompt_hash,
         "memory_schema_version": c.provenance.schema_version,
-        "candidate_json": _compact(c),
         "tenant": result.tenant,
         "subject": result.subject,
     }
+    row["candidate_json"] = beside_columns(c, row)
+    return row
 
 
 def decision_row(run_id: str, key: str, decision: AdmissionDecision) -> Row:
     d = decision
-    return {
+    row = {
         "result_key": key,
         "memory_id": d.memory_id,
         "run_id": run_id,
@@ -185,8 +213,9 @@ def decision_row(run_id: str, key: str, decision: AdmissionDecision) -> Row:
         "policy_id": d.policy_id,
         "policy_version": d.policy_version,
         "as_of": _iso(d.as_of),
-        "decision_json": _compact(d),
     }
+    row["decision_json"] = beside_columns(d, row)
+    return row
 
 
 def rejection_row(

@@ -296,15 +296,18 @@ FROM runs r ORDER BY r.started_at, r.run_id"""
     def memory(self, memory_id: str) -> list[MemoryRecord]:
         """Every recorded version of ``memory_id`` (one per run that extracted it)."""
         found = self._query(
-            """SELECT c.run_id, c.result_key, c.candidate_json, c.evidence_ref, c.evidence_hash,
-    d.decision_json
-FROM candidates c
-LEFT JOIN decisions d ON d.result_key = c.result_key AND d.memory_id = c.memory_id
-JOIN runs r ON r.run_id = c.run_id
+            """SELECT c.* FROM candidates c JOIN runs r ON r.run_id = c.run_id
 WHERE c.memory_id = ? ORDER BY r.started_at, c.recorded_at""",
             (memory_id,),
         )
-        return [_memory_record(row) for row in found]
+        records = []
+        for row in found:
+            decided = self._query(
+                "SELECT * FROM decisions WHERE result_key = ? AND memory_id = ?",
+                (row["result_key"], memory_id),
+            )
+            records.append(_memory_record(row, decided[0] if decided else None))
+        return records
 
     def conversation(self, conversation_id: str) -> ConversationHistory:
         """Every result and failure recorded for a conversation id (or conversation hash)."""
@@ -351,15 +354,12 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
             data["rejections"] = [_rejection(r) for r in self._query(
                 "SELECT * FROM rejections WHERE result_key = ? ORDER BY seq", (key,)
             )]  # fmt: skip
-        for name, table, column in (("candidates", "candidates", "candidate_json"),
-                                    ("decisions", "decisions", "decision_json")):  # fmt: skip
-            ids = data.get(name)
+        for table, read in (("candidates", _candidate), ("decisions", _decision)):
+            ids = data.get(table)
             if ids and all(isinstance(i, str) for i in ids):
-                found = self._query(
-                    f"SELECT memory_id, {column} FROM {table} WHERE result_key = ?", (key,)
-                )
-                by_id = {r["memory_id"]: json.loads(r[column]) for r in found}
-                data[name] = [by_id[i] for i in ids]
+                found = self._query(f"SELECT * FROM {table} WHERE result_key = ?", (key,))
+                by_id = {r["memory_id"]: read(r) for r in found}
+                data[table] = [by_id[i] for i in ids]
         result = ConversationResult.model_validate(data)
         return RecordedResult(row["run_id"], key, result)
 
@@ -473,13 +473,22 @@ def _run_record(row: sqlite3.Row) -> RunRecord:
     )
 
 
-def _memory_record(row: sqlite3.Row) -> MemoryRecord:
-    decision = row["decision_json"]
+def _candidate(row: sqlite3.Row) -> dict[str, Any]:
+    return rows.rebuild(MemoryCandidate.model_fields, row["candidate_json"], row)
+
+
+def _decision(row: sqlite3.Row) -> dict[str, Any]:
+    return rows.rebuild(AdmissionDecision.model_fields, row["decision_json"], row)
+
+
+def _memory_record(row: sqlite3.Row, decision: sqlite3.Row | None) -> MemoryRecord:
     return MemoryRecord(
         run_id=row["run_id"],
         result_key=row["result_key"],
-        candidate=MemoryCandidate.model_validate_json(row["candidate_json"]),
-        decision=None if decision is None else AdmissionDecision.model_validate_json(decision),
+        candidate=MemoryCandidate.model_validate(_candidate(row)),
+        decision=None
+        if decision is None
+        else AdmissionDecision.model_validate(_decision(decision)),
         evidence_ref=row["evidence_ref"],
         evidence_hash=row["evidence_hash"],
     )
