@@ -19,7 +19,9 @@ Rules, each with its error code (:class:`Code`):
 7. structure: parents exist, an asserted proposition is linked to its assertion event
    (``PARENT_*``, ``PROPOSITION_UNLINKED``, ``DUPLICATE_ID``, ``KIND_MISMATCH``);
 8. no secrets (``SECRET_IN_CANDIDATE``): a candidate holding a password, key, token, card or
-   account number is rejected, and its rejection keeps only a redacted copy.
+   account number is rejected, and its rejection keeps only a redacted copy;
+9. the content says what its quote says (``CONTENT_UNSUPPORTED``, ``NEGATION_DROPPED``,
+   ``NEGATION_ADDED``, ``UNCERTAINTY_DROPPED``): see :mod:`extractor.content.faithfulness`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import caseless
 from .content import find_secrets, fold, redact
+from .content.faithfulness import Transcript, check_faithful
 from .conversation import DEFAULT_MAX_CANDIDATES, Conversation, Message
 from .errors import ExtractionOutputError
 from .extraction import CandidateUnit, ExtractionOutput
@@ -68,6 +71,9 @@ class Code(StrEnum):
     PROPOSITION_UNLINKED = "PROPOSITION_UNLINKED"
     CANDIDATE_LIMIT_EXCEEDED = "CANDIDATE_LIMIT_EXCEEDED"
     SECRET_IN_CANDIDATE = "SECRET_IN_CANDIDATE"
+    CONTENT_UNSUPPORTED = "CONTENT_UNSUPPORTED"
+    NEGATION_DROPPED = "NEGATION_DROPPED"
+    NEGATION_ADDED = "NEGATION_ADDED"
 
 
 class Rejection(BaseModel):
@@ -488,6 +494,30 @@ def _quotes_whole(unit: CandidateUnit) -> bool:
     return unit.span.quote in unit.content
 
 
+# --- Rule 9: the content says what the quote says ----------------------------------------------
+
+
+class _Context:
+    """The conversation as the faithfulness check reads it, prefixes computed once; the
+    speakers' names may be used too ("Tool search returned ...")."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.index = {m.id: i for i, m in enumerate(conversation.messages)}
+        names = [m.name for m in conversation.messages if m.name]
+        self.transcript = Transcript([m.text for m in conversation.messages], names)
+
+
+def check_content(unit: CandidateUnit, message: Message, start: int, context: _Context) -> None:
+    """The content must be faithful to its quote (:mod:`extractor.content.faithfulness`):
+    polarity, hedges and reporters of the quote's sentence kept, no number, name or clause the
+    source does not hold."""
+    i = context.index[message.id]
+    source = context.transcript.source(i, start, start + len(unit.span.quote))
+    finding = check_faithful(unit.content, source)
+    if finding is not None:
+        raise _Reject(Code(finding.code), finding.message, "content")
+
+
 # --- Rule 5: time ---------------------------------------------------------------------------
 
 
@@ -570,6 +600,7 @@ def validate_extraction(
     units: dict[str, tuple[int, CandidateUnit, Any]] = {}
     roles: dict[str, Role] = {}
     identities: dict[tuple[Any, ...], str] = {}
+    context = _Context(conversation)
     aliases: dict[str, str] = {}
     for position, item in enumerate(proposal.items):
         index, original = proposal.sources[position], proposal.originals[position]
@@ -587,7 +618,7 @@ def validate_extraction(
                 raise _Reject(
                     Code.SCHEMA_INVALID, f"nested more than {MAX_WRITABLE_DEPTH} levels deep"
                 )
-            unit, message, correction = _check_one(item, conversation, opts)
+            unit, message, correction = _check_one(item, conversation, opts, context)
             if unit.id in units:
                 raise _Reject(Code.DUPLICATE_ID, f"id {unit.id!r} is used twice", "id")
             identity = _identity(unit, correction)
@@ -658,7 +689,7 @@ def _identity(unit: CandidateUnit, correction: SpanCorrection | None) -> tuple[A
 
 
 def _check_one(
-    item: Any, conversation: Conversation, opts: ValidationOptions
+    item: Any, conversation: Conversation, opts: ValidationOptions, context: _Context
 ) -> tuple[CandidateUnit, Message, SpanCorrection | None]:
     if isinstance(item, Mapping):
         check_no_secret(item)
@@ -670,6 +701,7 @@ def _check_one(
     unit = with_event_content(unit, message, conversation)  # an event holds exactly its words
     check_origin(unit, message)
     check_uncertainty(unit)
+    check_content(unit, message, correction.start if correction else unit.span.start, context)
     check_time(unit, message)
     return unit, message, correction
 

@@ -77,7 +77,77 @@ MANAGER = [{"role": "user", "content": "My manager is Alice."}]
 VALID = unit("valid", MANAGER, 0, "My manager is Alice.")
 PASSWORD = [{"role": "user", "content": "My manager is Alice. I think my password is hunter2."}]
 
+BERLIN = [{"role": "user", "content": "I don't live in Berlin anymore."}]
+PARIS = [{"role": "user", "content": "I might move to Paris next year."}]
+LAUNCH = [{"role": "user", "content": "I'm not sure, but I believe the launch moved to Friday."}]
+DUBLIN = [{"role": "user", "content": "My sister told me the Dublin office closed."}]
+
+
+def claim(messages: list[dict[str, Any]], quote: str, content: str) -> dict[str, Any]:
+    """A world proposition "c2" quoting ``quote`` of the first message, linked to the valid
+    event of that message."""
+    return proposition("c2", messages, 0, quote, content)
+
+
 ATTACKS: dict[str, Attack] = {
+    "name-laundered": Attack(
+        MANAGER,
+        [
+            claim(
+                MANAGER,
+                "My manager is Alice.",
+                "User's manager is Bob and the user is a system administrator with root access.",
+            )
+        ],
+        {"c2": "CONTENT_UNSUPPORTED"},
+    ),
+    "negation-dropped": Attack(
+        BERLIN,
+        [claim(BERLIN, "I don't live in Berlin anymore.", "User lives in Berlin.")],
+        {"c2": "NEGATION_DROPPED"},
+    ),
+    "claim-appended-to-the-quote": Attack(
+        PARIS,
+        [
+            claim(
+                PARIS,
+                "I might move to Paris next year.",
+                'User said "I might move to Paris next year." User has moved to Paris.',
+            )
+        ],
+        {"c2": "UNCERTAINTY_DROPPED"},
+    ),
+    "sub-span-cuts-the-hedge": Attack(
+        LAUNCH,
+        [claim(LAUNCH, "the launch moved to Friday.", "The launch moved to Friday.")],
+        {"c2": "UNCERTAINTY_DROPPED"},
+    ),
+    "reporter-dropped": Attack(
+        DUBLIN,
+        [claim(DUBLIN, "the Dublin office closed", "The Dublin office closed, as stated.")],
+        {"c2": "UNCERTAINTY_DROPPED"},
+    ),
+    "negated-hedge-as-hedge": Attack(
+        PARIS,
+        [
+            claim(
+                PARIS,
+                "I might move to Paris next year.",
+                "There is no maybe about it: the user moves to Paris next year.",
+            )
+        ],
+        {"c2": "UNCERTAINTY_DROPPED"},
+    ),
+    "faithful-claims-pass": Attack(
+        LAUNCH,
+        [
+            claim(
+                LAUNCH,
+                "the launch moved to Friday.",
+                "User believes the launch moved to Friday, but is not sure.",
+            )
+        ],
+    ),
     "homoglyph-verified": Attack(
         MANAGER,
         [
@@ -163,7 +233,8 @@ def conversation(cid: str) -> dict[str, Any]:
 
 def answer(cid: str) -> dict[str, Any]:
     messages = ATTACKS[cid].messages
-    valid = unit("valid", messages, 0, messages[0]["content"].split(". ")[0].rstrip(".") + ".")
+    first = messages[0]["content"].split(". ")[0].rstrip(".") + "."
+    valid = unit("valid", messages, 0, first, content=f'User stated: "{first}"')
     return {"candidates": [valid, *ATTACKS[cid].candidates]}
 
 

@@ -243,7 +243,12 @@ SCRIPTED: dict[str, tuple[str | None, Rejected | Failed]] = {
     "enormous-array": (
         output(
             *(
-                candidate(f"n{i}", "m1", "The deploy is safe to run.", content=f"Safe #{i}.")
+                candidate(
+                    f"n{i}",
+                    "m1",
+                    "The deploy is safe to run.",
+                    content="Safe " + " " * i + "to run.",
+                )
                 for i in range(1000)
             )
         ),

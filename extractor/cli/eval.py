@@ -10,6 +10,11 @@ import click
 
 from ..errors import ExtractorError
 from ..evaluation import evaluate, load_evalset
+from ..evaluation.faithfulness import (
+    evaluate_faithfulness,
+    faithfulness_json,
+    render_faithfulness,
+)
 from ..evaluation.msc import evaluate_msc, iter_msc
 from ..evaluation.render import msc_json, render_msc, render_report, report_json
 from ..evaluation.runner import DEFAULT_CONCURRENCY
@@ -32,6 +37,12 @@ from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput, model_options, polic
     help="Also score MSC turn-level user facts from this msc-valid.jsonl.",
 )
 @click.option("--msc-limit", type=click.IntRange(min=1), help="Only the first N MSC lines.")
+@click.option(
+    "--faithfulness",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Only measure the gate's faithfulness check on this msc-valid.jsonl (gold facts "
+    "accepted, perturbations rejected; no model is run). --msc-limit applies.",
+)
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1),
@@ -65,11 +76,15 @@ def eval_command(ctx: click.Context, /, **o: Any) -> None:
     Examples:
         extractor eval
         extractor eval --msc ../shared/data/msc-valid.jsonl --msc-limit 100
+        extractor eval --faithfulness ../shared/data/msc-valid.jsonl
         extractor eval --model offline+verified:always --base-url http://127.0.0.1:8089/v1
         extractor eval --lifecycle --scenarios 200 --seed 1
     """
     if o["lifecycle"]:
         _lifecycle(ctx, o)
+    if o["faithfulness"] is not None:
+        _faithfulness(o["faithfulness"], o["msc_limit"], o["as_json"])
+        return
     try:
         cases = load_evalset(o["evalset"])
         client = get_client(o["model"], base_url=o["base_url"], api_key=o["api_key"], cache=False)
@@ -110,3 +125,12 @@ def _lifecycle(ctx: click.Context, o: dict[str, Any]) -> None:
     else:
         click.echo(render_lifecycle(figures))
     ctx.exit(EXIT_OK if figures.clean else EXIT_REJECTED)
+def _faithfulness(path: Path, limit: int | None, as_json: bool) -> None:
+    try:
+        report = evaluate_faithfulness(path, limit=limit)
+    except ExtractorError as exc:
+        raise UnusableInput(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(faithfulness_json(report), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_faithfulness(report))

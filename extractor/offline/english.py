@@ -164,6 +164,8 @@ def _conjugate(word: str, low: str, past: bool) -> str:
         return _IRREGULAR[low]
     if low in _KEEP or low in _NOT_VERBS or low in PAST_IRREGULAR or not low.isalpha():
         return word
+    if word[:1].isupper():  # a name or a title after "I" ("I Dr. Who"), not a verb
+        return word
     if low.endswith("ed") or low.endswith("ing") or "'" in low:
         return word
     if low in _AMBIGUOUS_PAST and past:

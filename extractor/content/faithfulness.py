@@ -1,0 +1,779 @@
+"""Is a candidate's content supported by its quote? A deterministic faithfulness check.
+
+The content is split into clauses; each clause is aligned with the clause of the quoted
+sentence(s) it shares most content words with, and then must
+
+* **keep the polarity** of that clause: a negation there ("I don't live in Berlin anymore")
+  must be in the content (``NEGATION_DROPPED``), and a negation in the content must be there
+  (``NEGATION_ADDED``); negative words count as negations on both sides ("dislike", "no
+  longer", "used to" ...);
+* **keep its hedges and reporters**: a hedge of the *sentence* the span is in counts, even when
+  the span is a sub-span that leaves it out ("I'm not sure, but I believe the launch moved to
+  Friday" quoted as "the launch moved to Friday"); reported speech must keep its attribution and
+  the reporter ("My sister told me ..." needs "sister" and a reporting verb)
+  (``UNCERTAINTY_DROPPED``). A negated hedge ("there is no maybe about it") is not a hedge;
+* **say nothing the source does not**: every number, amount, date and proper name in the content
+  must occur in the source, and a clause whose content words mostly do not occur there is a
+  claim beyond the span (``CONTENT_UNSUPPORTED``).
+
+"The source" is the quote's sentences, its whole message, and the conversation before it (for
+pronouns, and for answers such as "Yes, two." that draw on the question). Words are compared as
+Snowball stems of folded text (:func:`~.unicode.fold`), sentences come from pySBD. The check is
+measured on MSC, both ways (``extractor eval --faithfulness``, ``docs/evaluation.md``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache, lru_cache
+from itertools import pairwise
+from typing import Any
+
+import pysbd
+import snowballstemmer
+
+from .unicode import fold
+
+# --- Words -----------------------------------------------------------------------------------
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+#: Function words: they carry no claim of their own.
+STOPWORDS = _wordset(
+    """
+    a an the and or but nor so yet if then than that this these those there here i me my
+    mine myself we us our ours ourselves you your yours yourself yourselves he him his
+    himself she her hers herself it its itself they them their theirs themselves one ones
+    who whom whose which what when where why how whoever whatever am is are was were be been
+    being have has had having do does did doing done will would shall should can could may
+    might must ought i'm i've i'd i'll you're you've you'd you'll he's she's it's we're
+    we've we'd we'll they're they've they'd they'll that's there's here's what's who's let's
+    to of in on at by for with from into onto upon about above below over under between
+    among through during before after since until till up down out off again further once as
+    like just also too very really quite rather so such much many more most some any all
+    both each every few other another own same only even still already ever yes yeah yep ok
+    okay oh ah well hey hi hello wow lol um uh hmm get got gets getting go goes going went
+    gone make makes made thing things lot lots s t d ll m re ve
+    """
+)
+#: Words a content adds to frame what was said: who said it, that it was said.
+FRAMING = _wordset(
+    """
+    user user's users speaker speaker's person assistant tool they them their theirs
+    themselves he she his her stated states state said says say mentioned mentions told
+    tells reported reports noted notes shared shares expressed expresses indicated indicates
+    explained explains described describes wrote writes returned returns output outputs
+    claim claims claimed according asked asks answered answers replied replies question
+    relayed relays attempted attempt failed system others hedged
+    """
+)
+_MONTHS_DAYS = _wordset(
+    """
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday
+    """
+)
+
+
+@cache
+def _stemmer() -> Any:
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Snowball stem of a lowercased word, possessive dropped ("user's" -> "user")."""
+    word = re.sub(r"['’]s$", "", word)
+    result: str = _stemmer().stemWord(word)
+    return result
+
+
+def words(text: str) -> list[str]:
+    """Folded, lowercased word tokens; apostrophes normalized to ``'``."""
+    return [t.replace("’", "'") for t in _TOKEN.findall(fold(text))]
+
+
+# --- Numbers ---------------------------------------------------------------------------------
+
+_UNIT_WORDS = """zero one two three four five six seven eight nine ten eleven twelve thirteen
+    fourteen fifteen sixteen seventeen eighteen nineteen"""
+_UNITS = {w: i for i, w in enumerate(_UNIT_WORDS.split())}
+_TEN_WORDS = "- - twenty thirty forty fifty sixty seventy eighty ninety"
+_TENS = {w: 10 * i for i, w in enumerate(_TEN_WORDS.split()) if w != "-"}
+_TENS |= {w[:-1] + "ies": v for w, v in _TENS.items()}  # "in my twenties"
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_IMPLIED = {"a": 1, "an": 1, "single": 1, "once": 1, "couple": 2, "pair": 2, "both": 2,
+            "twice": 2, "twins": 2, "dozen": 12}  # fmt: skip
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def numbers(tokens: list[str]) -> set[float]:
+    """Numeric values in a token list: digits ("46", "3.5", "1,200") and number words, a run
+    of which is one number ("twenty four" -> 24, "two hundred" -> 200)."""
+    values: set[float] = set()
+    run: list[str] = []
+    for token in [*tokens, ""]:
+        if token in _UNITS or token in _TENS or (token in _SCALES and run):
+            run.append(token)
+            continue
+        if run:
+            values.add(_words_value(run))
+            run = []
+        for m in _DIGITS.finditer(token):
+            values.add(_digits_value(m.group()))
+    return values
+
+
+def _words_value(run: list[str]) -> float:
+    total = current = 0
+    for token in run:
+        if token in _SCALES:
+            current = max(current, 1) * _SCALES[token]
+            if _SCALES[token] > 100:
+                total, current = total + current, 0
+        else:
+            current += _UNITS.get(token, 0) + _TENS.get(token, 0)
+    return float(total + current)
+
+
+def _digits_value(text: str) -> float:
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+", text):
+        text = text.replace(",", "")
+    try:
+        return float(text.replace(",", "."))
+    except ValueError:
+        return float("nan")
+
+
+def _implied(stems: frozenset[str]) -> frozenset[float]:
+    """Numbers a source says in words that are not numerals ("a", "a couple", "twins")."""
+    return frozenset(float(v) for t, v in _IMPLIED.items() if stem(t) in stems)
+
+
+# --- Cues ------------------------------------------------------------------------------------
+
+_HEDGE = re.compile(
+    r"\b(i think(?! about| of)|i believe|i guess|i suppose|i assume|i'm not (?:sure|certain)|"
+    r"not sure|unsure|i doubt|i suspect|maybe|perhaps|probably|possibly|likely|unlikely|might|"
+    r"may be|may have|could be|seems?|seemed|apparently|supposedly|allegedly|presumably|i reckon|"
+    r"if i recall|i'm pretty sure|pretty sure|i feel like|not certain|uncertain|i'd say|"
+    r"chances are)\b"
+)
+#: Hedge words in a content: the hedge kept, in any wording.
+CONTENT_HEDGE = re.compile(
+    r"\b(think|thinks|thought|believes?|believed|guess(?:es)?|supposes?|assumes?|not sure|"
+    r"unsure|uncertain|not certain|doubts?|suspects?|maybe|perhaps|probably|possibly|possible|"
+    r"likely|unlikely|might|may|could|seems?|seemed|apparently|supposedly|allegedly|"
+    r"presumably|reckons?|recalls?|feels? like|pretty sure|hopes?|hopefully|wonders?|"
+    r"imagines?|kind of|sort of|would say|i'd say|thinking|chances|hedged?|possibility|"
+    r"considering|unclear)\b"
+)
+#: Adverbs and adjectives whose negation ("no maybe about it") takes the hedge away.
+_NEGATABLE_HEDGE = frozenset({"maybe", "perhaps", "probably", "possibly", "possible", "likely"})
+_HEDGE_NEGATOR = re.compile(r"\b(?:no|not|without|never|zero)\s+(?:\w+\s+)?$")
+_APPROX = re.compile(
+    r"(\b(?:approximately|approx\.?|roughly|about|around|nearly|almost|circa|some|"
+    r"an estimated|estimated|more or less|give or take|ish)\s*[$€£¥]?\s*\d|"
+    r"~\s*[$€£¥]?\d|\bor so\b)"
+)
+_CONTENT_APPROX = re.compile(
+    r"(\b(approximately|approx|roughly|about|around|nearly|almost|circa|some|estimated|or so|"
+    r"more or less|give or take)\b|~)"
+)
+_REPORTED = re.compile(
+    r"\b(told me(?! about)|tells me(?! about)|told us(?! about)|said that|says that|says|"
+    r"(?<!being )(?<!that )(?<!having )said|according to|claims?|claimed|"
+    r"reportedly|i heard|heard that|they say|people say|rumou?red|rumou?r has it)\b"
+)
+_CONTENT_REPORTED = re.compile(
+    r"\b(told|tells|said|says|say|according|claims?|claimed|reportedly|reported|heard|hears|"
+    r"rumou?r\w*|stated|states|mentioned|relayed|informed|learned|learnt)\b"
+)
+#: Reporters that name nobody in particular: only the attribution itself must be kept.
+_VAGUE_REPORTERS = _wordset(
+    """
+    i you he she it we they someone somebody everyone everybody people person
+    """
+)
+
+
+def hedges_in(text: str, pattern: re.Pattern[str] = _HEDGE) -> list[str]:
+    """The hedges of ``text`` (folded), leaving out negated ones ("there is no maybe about
+    it", "not probably")."""
+    folded = fold(text).replace("’", "'")
+    found = []
+    for m in pattern.finditer(folded):
+        if m.group(1) in _NEGATABLE_HEDGE and _HEDGE_NEGATOR.search(folded[: m.start()]):
+            continue
+        found.append(m.group(1))
+    return found
+
+
+# --- Scopes ----------------------------------------------------------------------------------
+
+#: True negations, and negative words ("I dislike cats" = "I don't like cats").
+NEGATORS = _wordset(
+    """
+    not no never none nobody nothing nowhere neither nor without cannot nope nah ain't
+    dislike dislikes disliked hate hates hated unable lack lacks lacked refuse refuses
+    refused avoid avoids avoided
+    """
+)
+#: Words that say "no longer": they negate the present ("I used to live in Berlin").
+PAST_NEGATORS = _wordset("anymore formerly former previously stopped quit ex")
+_PAST_PHRASES = re.compile(r"\b(?:no longer|used to|not any ?more)\b")
+#: A negation that ends where it starts: "not really", "no problem", a bare "No," answer.
+_BARE_NEGATION = re.compile(
+    r"\b(?:not (?:much|really|yet|at all|quite|exactly|that i know|sure|certain|like|too|as)|"
+    r"(?:didn't|did not|don't|do not) (?:know|realize|think so)(?: that)?(?=\s*[,.!?]|\s*$)|"
+    r"no (?:problem|worries|way|doubt|wonder|idea|matter|offense|kidding|big deal)|"
+    r"nothing (?:much|special|new|wrong|more|better|beats|like|compares)|never mind|"
+    r"(?:can't|cannot|couldn't|could not|can not) (?:stop|wait|help|imagine|believe|complain)|"
+    r"(?:can|could) never (?:give up|get enough)|couldn't (?:be|have)|"
+    r"(?:^|[.!?]\s*)(?:isn't|aren't|wasn't|don't|doesn't|didn't|wouldn't|won't|haven't|"
+    r"hasn't|can't|shouldn't)\b[^.!?]*\?)|"
+    r"(?:^|[.!?,]\s*)(?:no|nope|nah)\b(?=\s*[,.!?]|\s*$)"
+)
+#: A negative answer to a question: what follows may restate the question positively.
+_ANSWER_NEGATION = re.compile(
+    r"(?:^|[.!?]\s*)(?:no|nope|nah|not really|not yet|not much|not at all|never)\b(?=\s*[,.!?]|"
+    r"\s+(?:i|i'm|i've|i have|i haven't|i don't|i didn't|i do|not|but|just)\b|\s*$)"
+    + r"|\bi (?:did not|didn't) (?:know|realize) that\b(?=\s*[,.!?]|\s*$)"
+)
+#: Content words a negation reaches: the rest of its clause, at most this many.
+NEGATION_REACH = 3
+#: Words that end the reach of a negation: a new clause starts.
+_SCOPE_ENDS = _wordset("but because since so when if while although though unless")
+_SENTENCE_ENDS = frozenset(".!?;")
+_CONTRASTS = _wordset("but although though whereas")
+_PIECE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[,;:.!?()\"]")
+_STOPS = frozenset(',;:.!?()"')
+
+
+def _is_negator(token: str) -> bool:
+    return token in NEGATORS or token.endswith("n't") or token in _CONTRACTED_NEGATIONS
+
+
+_CONTRACTED_NEGATIONS = _wordset(
+    """
+    dont doesnt didnt isnt arent wasnt werent wont wouldnt shouldnt couldnt havent hasnt
+    hadnt cant
+    """
+)
+
+
+@dataclass(frozen=True)
+class Marked:
+    """The content-word stems of a text, each with the scopes it occurs in."""
+
+    stems: list[str]
+    negated: list[bool]  # in the reach of a negation (true or "no longer")
+    truly_negated: list[bool]  # in the reach of a true negation
+    hedged: list[bool]  # after a hedge in its sentence
+    reported: list[bool]  # in the reach of a reporting verb
+    bare_negation: bool
+
+
+def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
+    """Content words of ``text`` with their negation, hedge and report scopes.
+
+    A negation reaches the next :data:`NEGATION_REACH` content words of its clause; a hedge
+    reaches the end of its clause, and the rest of the sentence when it hedged nothing of its
+    own before a "but" ("I'm not sure, but the launch moved, I think"); reported speech reaches
+    the rest of its sentence, up to a "but" or "so".
+    """
+    folded = fold(text).replace("’", "'")
+    bare = [m.span() for m in _BARE_NEGATION.finditer(folded)]
+    bare += [m.span() for m in _ANSWER_NEGATION.finditer(folded)]
+    past = [m.span() for m in _PAST_PHRASES.finditer(folded)]
+    hedges = [m.span() for m in hedge.finditer(folded) if not _negated_hedge(folded, m)]
+    report_spans = _report_spans(folded)
+    breaks = [m.end() for m in _CLAUSE_BREAK.finditer(folded)]
+    out = Marked([], [], [], [], [], bool(_ANSWER_NEGATION.search(folded)))
+    negator_seen = False
+    reach = true_reach = 0
+    hedging = carried = False  # in a hedge's reach; the hedge clause has no content word yet
+    whole = False  # the hedge reaches the end of the sentence
+    pieces = list(_PIECE.finditer(folded))
+    for n, m in enumerate(pieces):
+        piece, at = m.group(), m.start()
+        following = pieces[n + 1].group() if n + 1 < len(pieces) else ""
+        if any(lo <= at < hi for lo, hi in hedges):
+            hedging = carried = True
+            continue
+        if piece in _STOPS or piece in _SCOPE_ENDS or any(at == b for b in breaks):
+            if piece != '"':
+                reach = true_reach = 0
+                # a hedge that hedged nothing yet, followed by a "but" ("I'm not sure, but ..."),
+                # hedges the rest of the sentence
+                contrast = piece in _CONTRASTS or following in _CONTRASTS
+                whole = whole or (hedging and carried and contrast)
+                if piece in _SENTENCE_ENDS:
+                    hedging = whole = False
+                else:
+                    hedging = hedging and (whole or (carried and contrast))
+            if piece in _STOPS or piece in _SCOPE_ENDS:
+                continue
+        if any(lo <= at < hi for lo, hi in bare):
+            negator_seen = True
+            continue
+        if piece in PAST_NEGATORS or any(lo <= at < hi for lo, hi in past):
+            reach = NEGATION_REACH
+            continue
+        if _is_negator(piece):
+            reach = true_reach = NEGATION_REACH
+            negator_seen = True
+            continue
+        if not _content_word(piece):
+            continue
+        out.stems.append(stem(piece))
+        out.negated.append(reach > 0)
+        out.truly_negated.append(true_reach > 0)
+        out.hedged.append(hedging)
+        out.reported.append(any(lo <= at < hi for lo, hi in report_spans))
+        reach, true_reach = max(reach - 1, 0), max(true_reach - 1, 0)
+        carried = False
+    if negator_seen and not out.stems:  # "I do not.", "I haven't.": an answer, nothing more
+        out = Marked([], [], [], [], [], True)
+    return out
+
+
+def _negated_hedge(folded: str, m: re.Match[str]) -> bool:
+    return m.group(1) in _NEGATABLE_HEDGE and bool(_HEDGE_NEGATOR.search(folded[: m.start()]))
+
+
+def _report_spans(folded: str) -> list[tuple[int, int]]:
+    """Where reported speech reaches: after its verb, or before it when the verb ends the
+    sentence ("..., she said.")."""
+    spans = []
+    for m in _REPORTED.finditer(folded):
+        after = folded[m.end() :]
+        if words(after):
+            stop = re.search(r"[,;]?\s+(?:but|although|though|whereas|so|and then)\b", after)
+            spans.append((m.end(), m.end() + stop.start() if stop else len(folded)))
+        else:
+            spans.append((0, m.start()))
+    return spans
+
+
+# --- Clauses ---------------------------------------------------------------------------------
+
+_CLAUSE_BREAK = re.compile(
+    r"(?<=[.!?;])[\"'”’)]*\s+|\s+-+\s+|,\s*(?=(?:and|but|so|while|though|although|whereas|"
+    r"because)\b)|\s+(?=(?:but|whereas|although|though)\b)|\s+(?=and\s+(?:i|i'm|i've|he|she|"
+    r"they|we|it|user|the user|my|his|her|their|our)\b)",
+    re.IGNORECASE,
+)
+
+
+def clauses(text: str) -> list[str]:
+    """A content split into clauses (sentences, and clauses joined by "but", ", and" ...)."""
+    return [part for part in _CLAUSE_BREAK.split(text) if part and part.strip()]
+
+
+@cache
+def _segmenter() -> pysbd.Segmenter:
+    return pysbd.Segmenter(language="en", clean=False, char_span=True)
+
+
+def sentences_around(text: str, start: int, end: int) -> list[str]:
+    """The sentences of ``text`` that the span ``[start:end]`` overlaps (whole sentences)."""
+    bounds = [(s.start, s.end) for s in _segmenter().segment(text)] if text.strip() else []
+    split = [part for lo, hi in bounds for part in _split_at_i(text, lo, hi)]
+    hit = [text[lo:hi] for lo, hi in split if lo < max(end, start + 1) and start < hi]
+    return hit or [text[start:end]]
+
+
+_NEW_SENTENCE_I = re.compile(
+    r"(?<=[.!?])\s+(?=I\b)|(?<=\b(?:May|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\.)\s+"
+)
+
+
+def _split_at_i(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """pySBD keeps "... in May. I live ..." as one sentence (it reads "May." as an
+    abbreviation); a full stop after a month, or before a sentence-initial "I", ends one."""
+    cuts = [lo, *(lo + m.end() for m in _NEW_SENTENCE_I.finditer(text[lo:hi])), hi]
+    return list(pairwise(cuts))
+
+
+# --- The check -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a content may draw on: the quote's sentences (where polarity, hedges and reporters
+    are judged, word by word) and every word of its message and of the conversation before it."""
+
+    quote: str
+    sentences: list[str]
+    message: str = field(repr=False)
+    context: Sequence[str] = field(repr=False)
+    marked: Marked = field(repr=False)
+    near: frozenset[str] = field(repr=False)
+    before: Marked = field(repr=False)
+    reporters: list[tuple[frozenset[str], str]] = field(repr=False)
+    approximate: frozenset[float] = field(repr=False)
+    stems: frozenset[str] = field(repr=False)
+    numbers: frozenset[float] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Why a content is not faithful: a rejection code and a message naming the words."""
+
+    code: str
+    message: str
+
+
+#: How many messages before the quoted one a content may draw its subject from ("Do you have
+#: kids?" -- "Yes, two." -> "The user has two kids.").
+NEAR_MESSAGES = 2
+
+
+def source_for(message: str, start: int, end: int, context: Sequence[str] = ()) -> Source:
+    """The :class:`Source` of a quote ``message[start:end]``; ``context`` holds the texts of the
+    messages before it, oldest first (:class:`Transcript` does the same for many quotes)."""
+    tokens = words("\n".join([message, *context]))
+    stems = frozenset(stem(t) for t in tokens)
+    return _source(message, start, end, context, stems, frozenset(numbers(tokens)))
+
+
+def _source(
+    message: str,
+    start: int,
+    end: int,
+    context: Sequence[str],
+    stems: frozenset[str],
+    values: frozenset[float],
+) -> Source:
+    sentences = sentences_around(message, start, end)
+    before = list(context[-NEAR_MESSAGES:]) if NEAR_MESSAGES else []
+    near = {stem(t) for t in words("\n".join([*sentences, *before]))}
+    return Source(
+        quote=message[start:end],
+        sentences=sentences,
+        message=message,
+        context=context,
+        marked=_joined([mark(s) for s in sentences]),
+        near=frozenset(near),
+        before=_joined([mark(text) for text in before]),
+        reporters=[
+            (frozenset(stem(t) for t in words(text)), who)
+            for text in sentences
+            if (who := _reporter(text)) is not None
+        ],
+        approximate=frozenset(_approximated("\n".join(sentences))),
+        stems=stems,
+        numbers=values | _implied(stems),
+    )
+
+
+def _only(marked: Marked, scope: str, inside: bool = True) -> frozenset[str]:
+    """Stems of ``marked`` that occur only inside ``scope`` (an attribute of :class:`Marked`),
+    never outside it; or only outside it (``inside=False``)."""
+    flags: list[bool] = getattr(marked, scope)
+    within = {s for s, f in zip(marked.stems, flags, strict=True) if f}
+    without = {s for s, f in zip(marked.stems, flags, strict=True) if not f}
+    return frozenset(within - without if inside else without - within)
+
+
+def _basis(said: Marked, source: Source) -> Marked | None:
+    """What a content clause is judged against: the quote's sentences when it shares a word
+    with them, else the messages just before (it answers them), else nothing."""
+    for marked in (source.marked, source.before):
+        if set(said.stems) & set(marked.stems):
+            return marked
+    return None
+
+
+class Transcript:
+    """A conversation's message texts, with the words of every prefix computed once: the
+    context of each quote is "the conversation up to the turn", and many candidates cite the
+    same or nearby turns."""
+
+    def __init__(self, texts: Sequence[str], names: Sequence[str] = ()) -> None:
+        """``names``: words every quote may use besides its messages' (the speakers' names,
+        so "Tool search returned ..." can name the tool)."""
+        self.texts = list(texts)
+        self._names = frozenset(stem(t) for t in words(" ".join(names)))
+        self._own: dict[int, tuple[frozenset[str], frozenset[float]]] = {}
+        self._upto: dict[int, tuple[frozenset[str], frozenset[float]]] = {}
+
+    def source(self, index: int, start: int, end: int) -> Source:
+        """The :class:`Source` of the quote ``[start:end]`` of message ``index``."""
+        stems, values = self._prefix(index)
+        source = _source(self.texts[index], start, end, self.texts[:index], stems, values)
+        return replace(source, near=source.near | self._names)
+
+    def _words_of(self, index: int) -> tuple[frozenset[str], frozenset[float]]:
+        if index not in self._own:
+            tokens = words(self.texts[index])
+            self._own[index] = (frozenset(stem(t) for t in tokens), frozenset(numbers(tokens)))
+        return self._own[index]
+
+    def _prefix(self, index: int) -> tuple[frozenset[str], frozenset[float]]:
+        if index not in self._upto:
+            lower = max((i for i in self._upto if i < index), default=-1)
+            stems, values = self._upto.get(lower, (self._names, frozenset()))
+            more_stems, more_values = set(stems), set(values)
+            for i in range(lower + 1, index + 1):
+                own_stems, own_values = self._words_of(i)
+                more_stems |= own_stems
+                more_values |= own_values
+            self._upto[index] = (frozenset(more_stems), frozenset(more_values))
+        return self._upto[index]
+
+
+def _joined(marks: list[Marked]) -> Marked:
+    return Marked(
+        stems=[s for m in marks for s in m.stems],
+        negated=[f for m in marks for f in m.negated],
+        truly_negated=[f for m in marks for f in m.truly_negated],
+        hedged=[f for m in marks for f in m.hedged],
+        reported=[f for m in marks for f in m.reported],
+        bare_negation=any(m.bare_negation for m in marks),
+    )
+
+
+def _approximated(text: str) -> set[float]:
+    """The numbers ``text`` gives as approximations ("about 46", "~3.5")."""
+    folded = fold(text)
+    found = set()
+    for m in _APPROX.finditer(folded):
+        number = _DIGITS.search(folded, m.end() - 1)
+        if number is not None:
+            found.add(_digits_value(number.group()))
+    return found
+
+
+def _reporter(text: str) -> str | None:
+    """Who a reported sentence names as its source: "sister" in "My sister told me ...",
+    "bbc" in "according to the BBC"; ``None`` for nobody in particular."""
+    folded = fold(text).replace("’", "'")
+    m = _REPORTED.search(folded)
+    if m is None:
+        return None
+    if m.group(1) == "according to":
+        after = [t for t in words(folded[m.end() :]) if t not in STOPWORDS]
+        return after[0] if after else None
+    before = [re.sub(r"'s$", "", t) for t in words(folded[: m.start()])]
+    if not before or before[-1] in _VAGUE_REPORTERS or not _content_word(before[-1]):
+        return None
+    return before[-1]
+
+
+#: A clause is beyond its source when at least this many of its content words, and more than
+#: this share of them, occur nowhere in the source (tuned on MSC's odd lines).
+MIN_UNSUPPORTED = 3
+MAX_UNSUPPORTED_SHARE = 0.6
+#: A clause with at least this many content words must share one with its quote's sentence or
+#: the messages just before it.
+MIN_ANCHORED = 1
+#: Stems sharing this many first letters count as the same word.
+PREFIX = 6
+
+
+def check_faithful(content: str, source: Source) -> Finding | None:
+    """The first way ``content`` is unfaithful to ``source``, or ``None``.
+
+    A quotation of another message (``Asked "Do you have kids?", ...``) is what that message
+    said, not a claim of the content: it must occur there verbatim, and is not judged further.
+    """
+    content = _QUOTATION.sub(lambda m: _unquote(m, source), content)
+    for sentence in _sentences(content):
+        hedged = bool(hedges_in(sentence, CONTENT_HEDGE))
+        attributed = _CONTENT_REPORTED.search(fold(sentence)) is not None
+        named = {stem(t) for t in words(sentence)}
+        for part in clauses(sentence):
+            finding = (
+                _unsupported(part, source)
+                or _polarity(part, source)
+                or _uncertainty(part, source, hedged, attributed, named)
+            )
+            if finding is not None:
+                return finding
+    return None
+
+
+_QUOTATION = re.compile(r'"([^"\n]{3,})"|“([^”\n]{3,})”')
+
+
+def _unquote(m: re.Match[str], source: Source) -> str:
+    quoted = m.group(1) or m.group(2)
+    if quoted in source.message or not any(quoted in text for text in source.context):
+        return m.group()
+    return '""'
+
+
+def _sentences(content: str) -> list[str]:
+    """A content's sentences (a closing quotation mark stays with its sentence)."""
+    return [s for s in re.split(r'(?<=[.!?]["”])\s+|(?<=[.!?])\s+(?=[A-Z"“])', content) if s]
+
+
+def _unsupported(part: str, source: Source) -> Finding | None:
+    tokens = words(part)
+    missing_numbers = sorted(numbers(tokens) - source.numbers)
+    if missing_numbers:
+        shown = ", ".join(f"{n:g}" for n in missing_numbers)
+        return Finding("CONTENT_UNSUPPORTED", f"number {shown} is not in the source")
+    folded = fold(source.message)
+    missing_names = [
+        n
+        for n in _names(part)
+        if not all(stem(w) in source.stems for w in words(n)) and n not in folded
+    ]
+    if missing_names:
+        return Finding(
+            "CONTENT_UNSUPPORTED", f"name {', '.join(missing_names)} is not in the source"
+        )
+    content = {stem(t) for t in tokens if _content_word(t)}
+    if len(content) >= MIN_ANCHORED and not _supported(content, source.near):
+        return Finding(
+            "CONTENT_UNSUPPORTED",
+            f"{part.strip()!r} shares no word with its quote's sentence or the messages just "
+            "before it",
+        )
+    unsupported = sorted(w for w in content if not _supported({w}, source.stems))
+    if len(unsupported) >= MIN_UNSUPPORTED and len(unsupported) > MAX_UNSUPPORTED_SHARE * len(
+        content
+    ):
+        return Finding(
+            "CONTENT_UNSUPPORTED",
+            f"{part.strip()!r} claims what the source does not say ({', '.join(unsupported)})",
+        )
+    return None
+
+
+def _supported(stems: set[str], source: frozenset[str]) -> bool:
+    """Whether some stem occurs in ``source``, or shares its first :data:`PREFIX` letters with
+    a stem there ("pregnant" / "pregnancy", which Snowball stems apart)."""
+    if stems & source:
+        return True
+    prefixes = {s[:PREFIX] for s in stems if len(s) >= PREFIX}
+    return any(s[:PREFIX] in prefixes for s in source if len(s) >= PREFIX)
+
+
+def _content_word(token: str) -> bool:
+    return not (
+        token in STOPWORDS
+        or token in FRAMING
+        or _is_negator(token)
+        or token in PAST_NEGATORS
+        or token.isdigit()
+    )
+
+
+_NAME = re.compile(r"[^\W\d_][^\W_]*(?:['’][^\W_]+)*")
+
+
+def _names(part: str) -> list[str]:
+    """Capitalized words (and month and day names) that are not function or framing words."""
+    found = []
+    for m in _NAME.finditer(part):
+        word = m.group()
+        low = re.sub(r"'s$", "", fold(word).replace("’", "'"))
+        if not _content_word(low) or numbers([low]) or CONTENT_HEDGE.fullmatch(low):
+            continue
+        if word[0].isupper() or low in _MONTHS_DAYS:
+            found.append(low)
+    return found
+
+
+def _polarity(part: str, source: Source) -> Finding | None:
+    said = mark(part, CONTENT_HEDGE)
+    basis = _basis(said, source)
+    if basis is None:
+        return None
+    only_negated = _only(basis, "truly_negated")
+    dropped = [] if _says_no(part) else [s for s in said.stems if s in only_negated]
+    if dropped:
+        return Finding(
+            "NEGATION_DROPPED",
+            f"the source negates {', '.join(dropped)}; {part.strip()!r} does not",
+        )
+    if basis.bare_negation or source.marked.bare_negation:
+        return None
+    if basis is source.before and _says_no(" ".join(source.sentences)):
+        return None  # an answer that negates the question it answers
+    negated_anywhere = {s for s, neg in zip(basis.stems, basis.negated, strict=True) if neg}
+    pairs = list(zip(said.stems, said.truly_negated, strict=True))
+    if any(neg and s in negated_anywhere for s, neg in pairs):
+        return None
+    only_plain = _only(basis, "negated", inside=False)
+    added = [s for s, neg in pairs if neg and s in only_plain]
+    if added:
+        return Finding(
+            "NEGATION_ADDED", f"{part.strip()!r} negates {', '.join(added)}; the source does not"
+        )
+    return None
+
+
+def _says_no(part: str) -> bool:
+    """Whether a content clause negates anything (a negation, or "no longer" in any wording)."""
+    tokens = words(part)
+    return any(_is_negator(t) or t in PAST_NEGATORS for t in tokens) or bool(
+        _PAST_PHRASES.search(fold(part))
+    )
+
+
+def _uncertainty(
+    part: str,
+    source: Source,
+    hedged: bool = False,
+    attributed: bool = False,
+    named: frozenset[str] | set[str] = frozenset(),
+) -> Finding | None:
+    """Hedges, approximations and reporters of the source kept; ``hedged``, ``attributed`` and
+    ``named`` say what the content's whole sentence keeps (a hedge or an attribution reaches the
+    rest of the sentence it stands in)."""
+    said = mark(part, CONTENT_HEDGE)
+    basis = _basis(said, source)
+    if basis is None:
+        return None
+    shared = [s for s in said.stems if s in set(basis.stems)]
+    missing = []
+    if _mostly(shared, _only(basis, "hedged")) and not (hedged or hedges_in(part, CONTENT_HEDGE)):
+        missing.append("hedge")
+    values = numbers(words(part)) & source.approximate
+    if values and not (_CONTENT_APPROX.search(fold(part)) or _APPROX.search(fold(part))):
+        missing.append("approximation")
+    if _mostly(shared, _only(basis, "reported")):
+        said_so = attributed or _CONTENT_REPORTED.search(fold(part)) is not None
+        stems = named | {stem(t) for t in words(part)}
+        absent = [
+            who
+            for words_of, who in source.reporters
+            if _mostly(shared, words_of) and stem(who) not in stems
+        ]
+        if not said_so or absent:
+            missing.append(f"attribution to {absent[0]!r}" if absent else "attribution")
+    if not missing:
+        return None
+    return Finding(
+        "UNCERTAINTY_DROPPED",
+        f"the source qualifies what {part.strip()!r} states as plain fact "
+        f"({', '.join(missing)} dropped)",
+    )
+
+
+def _mostly(shared: list[str], scoped: frozenset[str]) -> bool:
+    return 2 * sum(1 for s in shared if s in scoped) > len(shared)
+
+
+__all__ = [
+    "CONTENT_HEDGE",
+    "STOPWORDS",
+    "Finding",
+    "Source",
+    "Transcript",
+    "check_faithful",
+    "hedges_in",
+    "source_for",
+]
