@@ -30,6 +30,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -37,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import caseless
 from .content import find_secrets, fold, redact
-from .content.faithfulness import Transcript, check_faithful
+from .content.faithfulness import Transcript, check_faithful, widen
 from .conversation import DEFAULT_MAX_CANDIDATES, Conversation, Message
 from .errors import ExtractionOutputError
 from .extraction import CandidateUnit, ExtractionOutput
@@ -504,7 +505,22 @@ class _Context:
     def __init__(self, conversation: Conversation) -> None:
         self.index = {m.id: i for i, m in enumerate(conversation.messages)}
         names = [m.name for m in conversation.messages if m.name]
+        names += [_dated(m.timestamp) for m in conversation.messages if m.timestamp]
         self.transcript = Transcript([m.text for m in conversation.messages], names)
+
+
+def _date_words(value: str) -> str:
+    """An ISO date as the words a content may write it in ("2024-04-29 April Monday")."""
+    bounds = interval(value)
+    if bounds is None:
+        return value
+    start, end = bounds
+    return f"{value} {start:%A %B %d %Y} {end:%A %B %d %Y}"
+
+
+def _dated(moment: datetime) -> str:
+    """A message time in the words a content may resolve a relative date to."""
+    return f"{moment.isoformat()} {moment:%A %B %d %Y %H %M}"
 
 
 def check_content(unit: CandidateUnit, message: Message, start: int, context: _Context) -> None:
@@ -513,7 +529,10 @@ def check_content(unit: CandidateUnit, message: Message, start: int, context: _C
     source does not hold."""
     i = context.index[message.id]
     source = context.transcript.source(i, start, start + len(unit.span.quote))
-    finding = check_faithful(unit.content, source)
+    dates = [d for d in (unit.temporal.valid_from, unit.temporal.valid_to) if d]
+    if dates:  # checked against the message time by check_time (TEMPORAL_MISRESOLVED)
+        source = widen(source, [_date_words(d) for d in dates])
+    finding = check_faithful(unit.content, source, unit.uncertainty.reported_by)
     if finding is not None:
         raise _Reject(Code(finding.code), finding.message, "content")
 
@@ -701,8 +720,8 @@ def _check_one(
     unit = with_event_content(unit, message, conversation)  # an event holds exactly its words
     check_origin(unit, message)
     check_uncertainty(unit)
-    check_content(unit, message, correction.start if correction else unit.span.start, context)
     check_time(unit, message)
+    check_content(unit, message, correction.start if correction else unit.span.start, context)
     return unit, message, correction
 
 

@@ -67,7 +67,7 @@ class Flood:
         items = [user_event(m.id or "", m.text, f"u{m.id}") for m in users]
         first = users[0]
         items += [
-            {**user_event(first.id or "", first.text, f"x{i}", f"User moved (claim #{i})."),
+            {**user_event(first.id or "", first.text, f"x{i}", "User moved" + "." * (i + 1)),
              "kind": "PROPOSITION", "memory_type": "WORLD_PROPOSITION",
              "parent_ids": [f"u{first.id}"]}
             for i in range(self.extra)

@@ -392,7 +392,8 @@ def sentences_around(text: str, start: int, end: int) -> list[str]:
 
 
 _NEW_SENTENCE_I = re.compile(
-    r"(?<=[.!?])\s+(?=I\b)|(?<=\b(?:May|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\.)\s+"
+    r"(?<=[.!?])\s+(?=I\b)|(?<=\b(?:May|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\.)\s+|"
+    r"(?<=[.!?])(?=[A-Z])"
 )
 
 
@@ -469,9 +470,20 @@ def _source(
             for text in sentences
             if (who := _reporter(text)) is not None
         ],
-        approximate=frozenset(_approximated("\n".join(sentences))),
+        approximate=frozenset(_approximated(message[start:end])),  # the quote's own
         stems=stems,
         numbers=values | _implied(stems),
+    )
+
+
+def widen(source: Source, texts: Sequence[str]) -> Source:
+    """``source`` whose words and numbers also include those of ``texts`` (what the system
+    checked elsewhere, such as a candidate's resolved dates)."""
+    tokens = words(" ".join(texts))
+    return replace(
+        source,
+        stems=source.stems | {stem(t) for t in tokens},
+        numbers=source.numbers | numbers(tokens),
     )
 
 
@@ -500,9 +512,12 @@ class Transcript:
 
     def __init__(self, texts: Sequence[str], names: Sequence[str] = ()) -> None:
         """``names``: words every quote may use besides its messages' (the speakers' names,
-        so "Tool search returned ..." can name the tool)."""
+        so "Tool search returned ..." can name the tool; the messages' dates, so a relative
+        "yesterday" may be resolved to "2024-05-08")."""
         self.texts = list(texts)
-        self._names = frozenset(stem(t) for t in words(" ".join(names)))
+        extra = words(" ".join(names))
+        self._names = frozenset(stem(t) for t in extra)
+        self._name_numbers = frozenset(numbers(extra))
         self._own: dict[int, tuple[frozenset[str], frozenset[float]]] = {}
         self._upto: dict[int, tuple[frozenset[str], frozenset[float]]] = {}
 
@@ -521,7 +536,7 @@ class Transcript:
     def _prefix(self, index: int) -> tuple[frozenset[str], frozenset[float]]:
         if index not in self._upto:
             lower = max((i for i in self._upto if i < index), default=-1)
-            stems, values = self._upto.get(lower, (self._names, frozenset()))
+            stems, values = self._upto.get(lower, (self._names, self._name_numbers))
             more_stems, more_values = set(stems), set(values)
             for i in range(lower + 1, index + 1):
                 own_stems, own_values = self._words_of(i)
@@ -580,22 +595,27 @@ MIN_ANCHORED = 1
 PREFIX = 6
 
 
-def check_faithful(content: str, source: Source) -> Finding | None:
+def check_faithful(content: str, source: Source, reported_by: str | None = None) -> Finding | None:
     """The first way ``content`` is unfaithful to ``source``, or ``None``.
 
     A quotation of another message (``Asked "Do you have kids?", ...``) is what that message
     said, not a claim of the content: it must occur there verbatim, and is not judged further.
+    ``reported_by`` (the candidate's structured reporter) may name the source's reporter.
     """
     content = _QUOTATION.sub(lambda m: _unquote(m, source), content)
+    folded = fold(content)
     for sentence in _sentences(content):
         hedged = bool(hedges_in(sentence, CONTENT_HEDGE))
+        # an approximation anywhere in the content keeps it ("... (approximately)")
+        approximate = bool(_CONTENT_APPROX.search(folded) or _APPROX.search(folded))
+        approximate = approximate or "ish" in folded
         attributed = _CONTENT_REPORTED.search(fold(sentence)) is not None
-        named = {stem(t) for t in words(sentence)}
+        named = {stem(t) for t in words(f"{sentence} {reported_by or ''}")}
         for part in clauses(sentence):
             finding = (
                 _unsupported(part, source)
                 or _polarity(part, source)
-                or _uncertainty(part, source, hedged, attributed, named)
+                or _uncertainty(part, source, hedged, attributed, named, approximate)
             )
             if finding is not None:
                 return finding
@@ -729,6 +749,7 @@ def _uncertainty(
     hedged: bool = False,
     attributed: bool = False,
     named: frozenset[str] | set[str] = frozenset(),
+    approximate: bool = False,
 ) -> Finding | None:
     """Hedges, approximations and reporters of the source kept; ``hedged``, ``attributed`` and
     ``named`` say what the content's whole sentence keeps (a hedge or an attribution reaches the
@@ -742,7 +763,7 @@ def _uncertainty(
     if _mostly(shared, _only(basis, "hedged")) and not (hedged or hedges_in(part, CONTENT_HEDGE)):
         missing.append("hedge")
     values = numbers(words(part)) & source.approximate
-    if values and not (_CONTENT_APPROX.search(fold(part)) or _APPROX.search(fold(part))):
+    if values and not (approximate or _CONTENT_APPROX.search(fold(part))):
         missing.append("approximation")
     if _mostly(shared, _only(basis, "reported")):
         said_so = attributed or _CONTENT_REPORTED.search(fold(part)) is not None
@@ -776,4 +797,5 @@ __all__ = [
     "check_faithful",
     "hedges_in",
     "source_for",
+    "widen",
 ]
