@@ -247,7 +247,7 @@ SCRIPTED: dict[str, tuple[str | None, Rejected | Failed]] = {
                     f"n{i}",
                     "m1",
                     "The deploy is safe to run.",
-                    content="Safe " + " " * i + "to run.",
+                    content="Safe to run" + " run" * i + ".",
                 )
                 for i in range(1000)
             )
