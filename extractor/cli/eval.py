@@ -125,6 +125,8 @@ def _lifecycle(ctx: click.Context, o: dict[str, Any]) -> None:
     else:
         click.echo(render_lifecycle(figures))
     ctx.exit(EXIT_OK if figures.clean else EXIT_REJECTED)
+
+
 def _faithfulness(path: Path, limit: int | None, as_json: bool) -> None:
     try:
         report = evaluate_faithfulness(path, limit=limit)
