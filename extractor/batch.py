@@ -42,6 +42,7 @@ from .errors import ExtractorError, InputError, OutputWriteError
 from .pipeline import Extractor, input_ref, stage_of
 from .results import ConversationResult, FailureRecord, InputRef
 from .summary import RunSummary
+from .usage import Usage
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -367,6 +368,9 @@ def failure_record(
         stage=stage_of(error),
         error_code=code,
         error=text,
+        attempts=getattr(error, "attempts", 0),
+        usage=getattr(error, "usage", None) or Usage(),
+        raw_output=getattr(error, "raw_output", None),
         recorded_at=extractor.clock(),
     )
 

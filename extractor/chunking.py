@@ -17,6 +17,12 @@ conversation: each chunk's first ``max_candidates`` candidates are merged, the r
 are placed after every chunk's kept ones, and the merged result's ``candidate_limit`` tells the
 gate how many to accept at most (so exactly the overflow is rejected
 ``CANDIDATE_LIMIT_EXCEEDED``). A long honest conversation is never cut to one call's worth.
+
+A chunk whose answer was cut off at the token limit (:class:`~extractor.errors.OutputTruncated`)
+is split in two (overlapping by a message when it can) and each half extracted again, down to
+single messages; a single message's cut-off answer keeps the candidates it completed
+(:func:`~extractor.clients.truncation.salvage`) and drops only the unfinished one. Only a single
+message whose answer completed no candidate at all fails the conversation.
 """
 
 from __future__ import annotations
@@ -25,10 +31,13 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .clients.base import AttemptRecord, ClientResult, ExtractionClient, Usage
+from .clients.base import AttemptRecord, ClientResult, ExtractionClient
+from .clients.truncation import salvage
 from .conversation import Conversation
+from .errors import ModelClientError, OutputTruncated
 from .prompts import Prompt, render_message
 from .proposal.expand import expand
+from .usage import Usage
 from .validation import ValidationOptions
 
 #: About 6k tokens of transcript: leaves room for the prompt and the answer in an 8k-32k window.
@@ -65,16 +74,7 @@ def split_conversation(
     sizes = [len(render_message(m)) + 1 for m in conversation.messages]
     if sum(sizes) <= max_chars:
         return [conversation]
-    chunks = []
-    for bounds in chunk_bounds(sizes, max_chars, overlap_messages):
-        chunk = Conversation(
-            id=conversation.id,
-            messages=conversation.messages[bounds.start : bounds.stop],
-            metadata=conversation.metadata,
-        )
-        chunk._location = conversation.location
-        chunks.append(chunk)
-    return chunks
+    return [_sub(conversation, b) for b in chunk_bounds(sizes, max_chars, overlap_messages)]
 
 
 async def extract_chunked(
@@ -96,18 +96,36 @@ async def extract_chunked(
         conversation, max_chars=max_chars, overlap_messages=overlap_messages
     )
     if len(chunks) == 1:
-        return await client.extract(conversation, prompt, options), 1
+        return _merged(
+            await extract_splitting(client, conversation, prompt, options), client, options
+        )
     gate = asyncio.Semaphore(max_concurrency)
 
-    async def one(chunk: Conversation) -> ClientResult:
+    async def one(chunk: Conversation) -> list[tuple[Conversation, ClientResult]]:
         async with gate:
-            return await client.extract(chunk, prompt, options)
+            return await extract_splitting(client, chunk, prompt, options)
 
     outcomes = await asyncio.gather(*(one(c) for c in chunks), return_exceptions=True)
+    pieces: list[tuple[Conversation, ClientResult]] = []
     for outcome in outcomes:
+        if not isinstance(outcome, BaseException):
+            pieces += outcome
+    for outcome in outcomes:
+        if isinstance(outcome, ModelClientError):
+            outcome.usage = outcome.usage + sum((r.usage for _, r in pieces), Usage())
         if isinstance(outcome, BaseException):
             raise outcome
-    results = [o for o in outcomes if isinstance(o, ClientResult)]
+    return _merged(pieces, client, options)
+
+
+def _merged(
+    pieces: Sequence[tuple[Conversation, ClientResult]],
+    client: ExtractionClient,
+    options: ValidationOptions,
+) -> tuple[ClientResult, int]:
+    if len(pieces) == 1:
+        return pieces[0][1], 1
+    results, chunks = [r for _, r in pieces], [c for c, _ in pieces]
     merged = merge_results(
         results,
         chunks,
@@ -115,7 +133,93 @@ async def extract_chunked(
         limit=options.max_candidates,
         allow_system_sources=options.allow_system_sources,
     )
-    return merged, len(chunks)
+    return merged, len(pieces)
+
+
+async def extract_splitting(
+    client: ExtractionClient, chunk: Conversation, prompt: Prompt, options: ValidationOptions
+) -> list[tuple[Conversation, ClientResult]]:
+    """Extract ``chunk``; when its answer is cut off, split it and extract the halves (in turn:
+    a local server has one slot), down to single messages, whose cut-off answers are salvaged.
+
+    Returns the pieces extracted, in message order, each with its result; the cut-off attempt
+    (its usage and a record of it) is carried by the first piece.
+    """
+    try:
+        return [(chunk, await client.extract(chunk, prompt, options))]
+    except OutputTruncated as exc:
+        halves = halve(chunk)
+        if not halves:
+            return [(chunk, salvaged(exc, client.model_name))]
+        pieces: list[tuple[Conversation, ClientResult]] = []
+        for half in halves:
+            pieces += await extract_splitting(client, half, prompt, options)
+        note = AttemptRecord(
+            attempt=exc.attempts,
+            error=f"{_span(chunk)}: {exc}; split in two and extracted again",
+            raw_output=exc.raw_output,
+        )
+        first, result = pieces[0]
+        pieces[0] = (first, _with_spent(result, exc, note))
+        return pieces
+
+
+def halve(chunk: Conversation) -> list[Conversation]:
+    """``chunk`` in two halves sharing a message when both stay smaller; ``[]`` for a single
+    message."""
+    count = len(chunk.messages)
+    if count < 2:
+        return []
+    middle = (count + 1) // 2
+    overlap = 1 if middle > 1 else 0
+    bounds = [range(0, middle), range(middle - overlap, count)]
+    return [_sub(chunk, b) for b in bounds]
+
+
+def salvaged(exc: OutputTruncated, model: str) -> ClientResult:
+    """The candidates a single message's cut-off answer completed; re-raises ``exc`` when there
+    are none."""
+    kept = salvage(exc.raw_output)
+    if not kept.candidates:
+        raise exc
+    dropped = "; the unfinished last candidate was dropped" if kept.dropped_tail else ""
+    note = AttemptRecord(
+        attempt=exc.attempts,
+        error=f"{exc}; kept the {len(kept.candidates)} complete candidate(s){dropped}",
+        raw_output=exc.raw_output,
+    )
+    return ClientResult(
+        output={"candidates": kept.candidates},
+        raw_text=exc.raw_output,
+        model=model,
+        usage=exc.usage,
+        attempts=exc.attempts,
+        failed_attempts=[note],
+    )
+
+
+def _with_spent(result: ClientResult, exc: OutputTruncated, note: AttemptRecord) -> ClientResult:
+    """``result`` plus the tokens, attempts and record of the cut-off call before it (a copy
+    keeps the gate's report on the same output)."""
+    return result.model_copy(
+        update={
+            "usage": result.usage + exc.usage,
+            "attempts": result.attempts + exc.attempts,
+            "failed_attempts": [note, *result.failed_attempts],
+        }
+    )
+
+
+def _sub(chunk: Conversation, bounds: range) -> Conversation:
+    part = Conversation(
+        id=chunk.id, messages=chunk.messages[bounds.start : bounds.stop], metadata=chunk.metadata
+    )
+    part._location = chunk.location
+    return part
+
+
+def _span(chunk: Conversation) -> str:
+    return f"messages {chunk.messages[0].id}..{chunk.messages[-1].id}"
 
 
 def merge_results(

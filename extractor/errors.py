@@ -10,7 +10,10 @@
     │   ├── RateLimited                 429 after the configured retries (carries retry_after)
     │   ├── ModelTimeout                the request timed out
     │   ├── ModelRefused                the model refused to answer
-    │   └── OutputTruncated             finish_reason="length": output cut off
+    │   ├── OutputTruncated             the output was cut off at the token limit
+    │   ├── ModeUnsupported             the server does not support the --mode asked for
+    │   └── PromptNotDelivered          the server did not read the prompt sent (a chat
+    │                                   template that drops the system prompt)
     ├── PolicyError                     an admission policy file is invalid (names the rule)
     ├── LedgerError                     the SQLite ledger could not be written or read
     ├── StoreError                      the memory store could not be used (or a bad request)
@@ -22,12 +25,15 @@
     └── PipelineError                   a pipeline stage failed unexpectedly (carries the stage)
 
 Every error carries the data a caller needs to report it (input file, line, conversation id,
-field) and renders it in ``str(error)``, so a CLI can print it as is.
+field; for a model error the attempts made, the tokens they spent and the last raw output) and
+renders it in ``str(error)``, so a CLI can print it as is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .usage import Usage
 
 
 @dataclass(frozen=True)
@@ -80,17 +86,32 @@ class ExtractionOutputError(ExtractorError):
 
     def __init__(self, message: str, raw_output: str | None = None) -> None:
         self.raw_output = raw_output
+        #: Set by the pipeline: the model answers asked for, and the tokens they spent.
+        self.attempts = 0
+        self.usage = Usage()
         super().__init__(message)
 
 
 class ModelClientError(ExtractorError):
-    """The model could not be reached or would not produce an answer."""
+    """The model could not be reached or would not produce an answer.
+
+    ``attempts`` counts the model answers asked for, ``usage`` the tokens every answer received
+    spent (a failed call still costs them), ``raw_output`` is the last answer's text.
+    """
 
     code = "MODEL_ERROR"
 
-    def __init__(self, message: str, *, attempts: int = 1, raw_output: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: int = 1,
+        raw_output: str | None = None,
+        usage: Usage | None = None,
+    ) -> None:
         self.attempts = attempts
         self.raw_output = raw_output
+        self.usage = usage or Usage()
         super().__init__(message)
 
 
@@ -98,10 +119,15 @@ class RateLimited(ModelClientError):
     code = "MODEL_RATE_LIMITED"
 
     def __init__(
-        self, message: str, *, attempts: int = 1, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        attempts: int = 1,
+        retry_after: float | None = None,
+        usage: Usage | None = None,
     ) -> None:
         self.retry_after = retry_after
-        super().__init__(message, attempts=attempts)
+        super().__init__(message, attempts=attempts, usage=usage)
 
 
 class ModelTimeout(ModelClientError):
@@ -113,7 +139,30 @@ class ModelRefused(ModelClientError):
 
 
 class OutputTruncated(ModelClientError):
+    """The answer stopped at the token limit, whatever ``finish_reason`` the server reported."""
+
     code = "MODEL_OUTPUT_TRUNCATED"
+
+
+class ModeUnsupported(ModelClientError):
+    """The server answered that it cannot do the structured-output ``mode`` asked for; retrying
+    cannot help. ``suggested`` is the mode to use instead (``None`` when there is none)."""
+
+    code = "MODEL_MODE_UNSUPPORTED"
+
+    def __init__(
+        self, message: str, *, mode: str, suggested: str | None, attempts: int = 1
+    ) -> None:
+        self.mode = mode
+        self.suggested = suggested
+        super().__init__(message, attempts=attempts)
+
+
+class PromptNotDelivered(ModelClientError):
+    """The server's ``usage.prompt_tokens`` is far below what was sent: it did not show the
+    model the whole prompt (typically a chat template that drops the system message)."""
+
+    code = "MODEL_PROMPT_DROPPED"
 
 
 class PolicyError(ExtractorError):

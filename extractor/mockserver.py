@@ -86,13 +86,15 @@ from .vocab import Role
 
 TRANSPORT_FAULTS = ("rate_limit", "server_error")
 OUTPUT_FAULTS = ("malformed", "truncated", "refusal")
+#: Faults of real servers (llama-cpp-python, Ollama): see the module docstring.
+SERVER_FAULTS = ("no_json_schema", "no_tools", "finish_lies", "drop_system", "repeat")
 #: Candidate faults and the rejection code a re-ask must name to make the mock correct itself.
 CANDIDATE_FAULTS = {
     "verified": "EXTRACTOR_CLAIMED_VERIFIED",
     "fabricated_span": "SPAN_NOT_FOUND",
     "origin_laundering": "ORIGIN_LAUNDERING",
 }
-FAULT_NAMES = (*TRANSPORT_FAULTS, *OUTPUT_FAULTS, *CANDIDATE_FAULTS)
+FAULT_NAMES = (*TRANSPORT_FAULTS, *OUTPUT_FAULTS, *CANDIDATE_FAULTS, *SERVER_FAULTS)
 DEFAULT_MODEL = "offline"
 REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
 #: How many transcripts' offline outputs the server remembers.
@@ -100,7 +102,17 @@ ANSWER_CACHE_SIZE = 4096
 #: Pending connections the listening socket queues (socketserver's default is 5: a burst of
 #: new connections beyond it waits for a SYN retransmit, a second or more).
 LISTEN_BACKLOG = 1024
+#: About four characters a token, for the usage the mock reports and ``max_tokens``.
+CHARS_PER_TOKEN = 4
+#: The longest reply to a chat without a transcript.
+CHAT_REPLY_TOKENS = 512
 FABRICATED_QUOTE = "I was born on the Moon in 1850."
+#: What llama-cpp-python 0.3 answers (HTTP 500) to ``response_format: {"type": "json_schema"}``.
+NO_JSON_SCHEMA_MESSAGE = (
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n"
+    "  Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema']"
+)
+NO_TOOLS_MESSAGE = "registry.ollama.ai/library/gemma3:270m does not support tools"
 
 
 @dataclass(frozen=True)
@@ -110,11 +122,15 @@ class Fault:
     name: str
     times: int | None = None
     always: bool = False
+    #: ``name:>N``: fires only after the first N attempts (deliveries).
+    after: int | None = None
 
     def fires(self, count: int, feedback: str = "") -> bool:
         """Whether the fault fires on the ``count``-th attempt or delivery (1-based)."""
         if self.always:
             return True
+        if self.after is not None:
+            return count > self.after
         if self.times is not None:
             return count <= self.times
         code = CANDIDATE_FAULTS.get(self.name)
@@ -146,8 +162,10 @@ def _fault(name: str, count: str) -> Fault:
         return Fault(name)
     if count == "always":
         return Fault(name, always=True)
+    if count.startswith(">") and count[1:].isdigit():
+        return Fault(name, after=int(count[1:]))
     if not count.isdigit():
-        raise ValueError(f"fault {name!r}: count must be a number or 'always', got {count!r}")
+        raise ValueError(f"fault {name!r}: count must be a number, '>N' or 'always', got {count!r}")
     return Fault(name, times=int(count))
 
 
@@ -163,6 +181,8 @@ class _State:
     open_connections: int = 0
     in_flight: int = 0
     peak_in_flight: int = 0
+    answering: int = 0
+    peak_answering: int = 0
 
     def count_connection(self, change: int) -> None:
         with self.lock:
@@ -173,6 +193,11 @@ class _State:
         with self.lock:
             self.in_flight += change
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def count_answering(self, change: int) -> None:
+        with self.lock:
+            self.answering += change
+            self.peak_answering = max(self.peak_answering, self.answering)
 
     def offline_output(self, transcript: str, conversation: Conversation) -> dict[str, Any]:
         """The offline model's output for ``conversation``, remembered per ``transcript``.
@@ -226,7 +251,13 @@ class MockServer:
         retry_after: float = 0.0,
         conversation_faults: Mapping[str, str | Sequence[str]] | None = None,
         answers: Mapping[str, Mapping[str, Any]] | None = None,
+        prompt_rate: float | None = None,
+        slots: int | None = None,
     ) -> None:
+        if slots is not None and slots < 1:
+            raise ValueError("slots must be at least 1")
+        if prompt_rate is not None and prompt_rate <= 0:
+            raise ValueError("prompt_rate must be positive")
         self.host = host
         self.port = port
         self.faults = parse_faults(faults)
@@ -239,7 +270,10 @@ class MockServer:
         #: Fixed extraction outputs per conversation id, answered instead of the offline model's
         #: (a scripted, possibly hostile, model); faults still apply on top.
         self.answers = dict(answers or {})
+        self.prompt_rate = prompt_rate
+        self.slots = slots
         self._state = _State()
+        self._slot = threading.BoundedSemaphore(slots) if slots else None
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -271,6 +305,19 @@ class MockServer:
         """The most chat-completion requests that were being answered at the same time."""
         with self._state.lock:
             return self._state.peak_in_flight
+
+    @property
+    def peak_answering(self) -> int:
+        """On a ``slots`` server: the most requests that held a slot at the same time."""
+        with self._state.lock:
+            return self._state.peak_answering
+
+    @property
+    def in_flight(self) -> int:
+        """Chat-completion requests received and not yet answered (queued ones included): on a
+        ``slots`` server, a request its client gave up on stays here until it is answered."""
+        with self._state.lock:
+            return self._state.in_flight
 
     def start(self) -> None:
         if self._server is not None:
@@ -321,7 +368,14 @@ class MockServer:
             self._state.requests.append(request)
         self._state.count_in_flight(1)
         try:
-            return self._complete(request, headers, body, arrived)
+            if self._slot is None:
+                return self._complete(request, headers, body, arrived)
+            with self._slot:  # a single-slot server: one request at a time, the rest queue
+                self._state.count_answering(1)
+                try:
+                    return self._complete(request, headers, body, time.monotonic())
+                finally:
+                    self._state.count_answering(-1)
         finally:
             self._state.count_in_flight(-1)
 
@@ -329,20 +383,28 @@ class MockServer:
         self, request: dict[str, Any], headers: Mapping[str, str], body: bytes, arrived: float
     ) -> Reply:
         try:
-            transcript, conversation = _conversation_in(request["messages"])
-            faults = self._faults_for(request, headers, conversation.id)
+            found = _conversation_in(request["messages"])
+            faults = self._faults_for(request, headers, found[1].id if found else "")
         except (ExtractorError, ValueError) as exc:
             return _error(400, str(exc), "invalid_request_error")
-        fixed = self.answers.get(conversation.id)
-        output = (
-            dict(fixed)
-            if fixed is not None
-            else self._state.offline_output(transcript, conversation)
-        )
-        reply = _answer(request, conversation, faults, output)
+        unsupported = _unsupported(request, faults)
+        if unsupported is not None:
+            return unsupported
+        fixed = self.answers.get(found[1].id) if found else None
+        output: dict[str, Any] | None = None
+        if fixed is not None:
+            output = dict(fixed)
+        elif found is not None:
+            output = self._state.offline_output(*found)
+        if found is None or output is None:
+            reply = _chat_reply(request, faults)
+        else:
+            reply = _answer(request, found[1], faults, output)
         per_token = _float_header(headers, "x-mock-token-latency", self.token_latency)
         generated = per_token * reply.body.get("usage", {}).get("completion_tokens", 0)
         delay = _float_header(headers, "x-mock-latency", self.latency) + generated
+        if self.prompt_rate:
+            delay += prompt_tokens(request, faults) / self.prompt_rate
         remaining = delay - (time.monotonic() - arrived)
         if remaining > 0:
             time.sleep(remaining)
@@ -378,31 +440,55 @@ class MockServer:
 # --- Building the answer ---------------------------------------------------------------------
 
 
+def _unsupported(request: Mapping[str, Any], faults: Sequence[Fault]) -> Reply | None:
+    """The error a server without json_schema or tool support answers the request with."""
+    names = {f.name for f in faults}
+    mode = request_mode(request)
+    if mode == "json_schema" and "no_json_schema" in names:
+        return _error(500, NO_JSON_SCHEMA_MESSAGE, "internal_server_error")
+    if mode == "tools" and "no_tools" in names:
+        return _error(400, NO_TOOLS_MESSAGE, "invalid_request_error")
+    return None
+
+
 def _answer(
     request: dict[str, Any],
     conversation: Conversation,
     faults: Sequence[Fault],
     output: dict[str, Any],
 ) -> Reply:
-    """The answer to ``request``, given the offline model's ``output`` for its conversation."""
+    """The answer to ``request``, given the offline model's ``output`` for its conversation.
+
+    A re-ask gets a different text than the answer before it (the bad candidate's id names the
+    attempt), except with the ``repeat`` fault. An answer longer than the request's
+    ``max_tokens`` is cut there.
+    """
     messages = request["messages"]
     attempt = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
     feedback = _feedback(messages)
+    names = {f.name for f in faults}
+    tag = 1 if "repeat" in names else attempt
     for fault in faults:
         if fault.name in CANDIDATE_FAULTS and fault.fires(attempt, feedback):
-            output = _with_bad_candidate(output, fault.name, conversation)
+            output = _with_bad_candidate(output, fault.name, conversation, tag)
     active = {f.name for f in faults if f.name in OUTPUT_FAULTS and f.fires(attempt)}
+    if "malformed" in active:
+        output = {**output, "attempt": tag}
     text = json.dumps(output, ensure_ascii=False, separators=(",", ":"))
     if "malformed" in active:
         text = text.replace('"', "'")
-    finish = "length" if "truncated" in active else None
-    if finish:
+    cut = "truncated" in active
+    if cut:
         text = text[: max(1, len(text) // 2)]
+    limit = request.get("max_tokens")
+    if isinstance(limit, int) and limit > 0 and _tokens(text) > limit:
+        text, cut = text[: limit * CHARS_PER_TOKEN], True
     mode = request_mode(request)
     message = _message(mode, text, request, refused="refusal" in active)
-    if finish is None:
-        finish = "stop" if mode != "tools" or _named_tool_choice(request) else "tool_calls"
-    return Reply(200, _completion(request, message, finish, text))
+    finish = "stop" if mode != "tools" or _named_tool_choice(request) else "tool_calls"
+    if cut and "finish_lies" not in names:
+        finish = "length"
+    return Reply(200, _completion(request, message, finish, text, faults))
 
 
 def request_mode(request: Mapping[str, Any]) -> str:
@@ -439,11 +525,27 @@ def _message(mode: str, text: str, request: Mapping[str, Any], *, refused: bool)
     return message
 
 
+def prompt_tokens(request: Mapping[str, Any], faults: Sequence[Fault] = ()) -> int:
+    """The prompt tokens the mock reports: every message, tool and response format (about four
+    characters a token). With the ``drop_system`` fault only the messages other than system
+    ones count, as on llama-cpp-python with a chat template that has no system role (it turns
+    tools and schemas into a grammar instead of prompt text)."""
+    messages = request.get("messages") or []
+    if any(f.name == "drop_system" for f in faults):
+        kept = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+        return _tokens(canonical_json(kept))
+    asked = {"messages": messages, **{k: request.get(k) for k in ("tools", "response_format")}}
+    return _tokens(canonical_json(asked))
+
+
 def _completion(
-    request: Mapping[str, Any], message: dict[str, Any], finish: str, text: str
+    request: Mapping[str, Any],
+    message: dict[str, Any],
+    finish: str,
+    text: str,
+    faults: Sequence[Fault],
 ) -> dict[str, Any]:
-    asked = {k: request.get(k) for k in ("messages", "tools", "response_format")}
-    prompt_tokens = _tokens(canonical_json(asked))
+    prompt = prompt_tokens(request, faults)
     completion_tokens = _tokens(message.get("refusal") or text)
     digest = hashlib.sha256(canonical_json(request).encode()).hexdigest()
     return {
@@ -454,15 +556,15 @@ def _completion(
         "system_fingerprint": "fp_mock",
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
         "usage": {
-            "prompt_tokens": prompt_tokens,
+            "prompt_tokens": prompt,
             "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
+            "total_tokens": prompt + completion_tokens,
         },
     }
 
 
 def _tokens(text: str) -> int:
-    return max(1, math.ceil(len(text) / 4))
+    return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
 
 
 def _named_tool_choice(request: Mapping[str, Any]) -> bool:
@@ -477,13 +579,28 @@ def _tool_name(request: Mapping[str, Any]) -> str:
     return str(tools[0].get("function", {}).get("name", "ExtractionOutput"))
 
 
-def _conversation_in(messages: Sequence[Any]) -> tuple[str, Conversation]:
-    """The first message holding a transcript, and the conversation parsed from it."""
+def _conversation_in(messages: Sequence[Any]) -> tuple[str, Conversation] | None:
+    """The first message holding a transcript, and the conversation parsed from it; ``None``
+    for a chat that holds none (it gets a plain reply)."""
     for message in messages:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, str) and '<conversation id="' in content:
             return content, parse_transcript(content)
-    return "", parse_transcript("")
+    return None
+
+
+def _chat_reply(request: Mapping[str, Any], faults: Sequence[Fault]) -> Reply:
+    """A chat without a transcript (``extractor doctor``'s probes): numbers counted up to the
+    request's ``max_tokens`` (one token each), ``finish_reason="length"`` when it stops there."""
+    limit = request.get("max_tokens")
+    count = limit if isinstance(limit, int) and 0 < limit <= CHAT_REPLY_TOKENS else 1
+    text = " ".join(str(n) for n in range(1, count + 1)) if count > 1 else "OK"
+    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+    message["annotations"] = []
+    completion = _completion(request, message, "length" if count > 1 else "stop", text, faults)
+    completion["usage"]["completion_tokens"] = count
+    completion["usage"]["total_tokens"] = completion["usage"]["prompt_tokens"] + count
+    return Reply(200, completion)
 
 
 def _feedback(messages: Sequence[Any]) -> str:
@@ -500,10 +617,15 @@ def _feedback(messages: Sequence[Any]) -> str:
 # --- Bad candidates ---------------------------------------------------------------------------
 
 
-def _with_bad_candidate(output: dict[str, Any], fault: str, conv: Conversation) -> dict[str, Any]:
+def _with_bad_candidate(
+    output: dict[str, Any], fault: str, conv: Conversation, attempt: int
+) -> dict[str, Any]:
     candidates = list(output.get("candidates", []))
     taken = {c.get("id") for c in candidates if isinstance(c, dict)}
-    cid = next(f"c{n}" for n in itertools.count(len(candidates) + 1) if f"c{n}" not in taken)
+    ids = (
+        f"c{n}" if attempt == 1 else f"c{n}-{attempt}" for n in itertools.count(len(candidates) + 1)
+    )
+    cid = next(i for i in ids if i not in taken)
     bad = _bad_candidate(fault, conv, cid)
     return {**output, "candidates": [*candidates, bad]} if bad else output
 
@@ -544,7 +666,8 @@ def _models() -> dict[str, Any]:
     return {
         "object": "list",
         "data": [
-            {"id": DEFAULT_MODEL, "object": "model", "created": 0, "owned_by": "extractor-mock"}
+            {"id": name, "object": "model", "created": 0, "owned_by": "extractor-mock"}
+            for name in (DEFAULT_MODEL, "mock")
         ],
     }
 

@@ -25,6 +25,9 @@ def get_client(
     mode: str | None = None,
     timeout: float | None = None,
     max_attempts: int | None = None,
+    max_tokens: int | None = None,
+    timeout_retries: int | None = None,
+    system_as_user: bool | None = None,
     cache: bool = True,
     cache_dir: Path | None = None,
 ) -> ExtractionClient:
@@ -34,8 +37,9 @@ def get_client(
     deterministic and faster than a cache lookup). Any other name gives an
     :class:`~extractor.clients.openai_client.OpenAIClient` for that model at ``base_url``,
     wrapped in a :class:`~extractor.cache.CachingClient` (in ``cache_dir``) unless
-    ``cache=False``. ``mode``, ``timeout`` and ``max_attempts`` are passed on when given, so
-    the client's own defaults apply otherwise.
+    ``cache=False``. ``mode``, ``timeout`` (per request), ``max_attempts``, ``max_tokens``,
+    ``timeout_retries`` and ``system_as_user`` are passed on when given, so the client's own
+    defaults apply otherwise.
     """
     if model == OFFLINE_MODEL:
         from .offline import OfflineClient
@@ -43,10 +47,16 @@ def get_client(
         return OfflineClient()
     from .clients.openai_client import OpenAIClient
 
+    given = {
+        "mode": mode,
+        "timeout": timeout,
+        "max_attempts": max_attempts,
+        "max_tokens": max_tokens,
+        "timeout_retries": timeout_retries,
+        "system_as_user": system_as_user,
+    }
     options: dict[str, Any] = {"base_url": base_url, "api_key": api_key}
-    for name, value in (("mode", mode), ("timeout", timeout), ("max_attempts", max_attempts)):
-        if value is not None:
-            options[name] = value
+    options.update({name: value for name, value in given.items() if value is not None})
     client: ExtractionClient = OpenAIClient(model=model, **options)
     if cache:
         from .cache import CachingClient

@@ -133,7 +133,7 @@ class Extractor:
                 options = replace(options, max_candidates=raw.candidate_limit)
             report = raw.validated_for(conv, options)  # the client's gate, if it ran
             if report is None:
-                report = validate_extraction(raw.output, conv, options)
+                report = _validate(raw, conv, options)
             candidates = self._candidates(conv, raw, report, recorded_at)
         validated = time.perf_counter()
         with _stage("admit", conv.id):
@@ -246,6 +246,17 @@ class Extractor:
             policy_version=self.policy.version,
             extractor_version=__version__,
         )
+
+
+def _validate(
+    raw: ClientResult, conv: Conversation, options: ValidationOptions
+) -> ValidationReport:
+    """The gate on the client's output; an unreadable output's error carries what was spent."""
+    try:
+        return validate_extraction(raw.output, conv, options)
+    except ExtractionOutputError as exc:
+        exc.attempts, exc.usage = raw.attempts, raw.usage
+        raise
 
 
 def input_ref(conv: Conversation) -> InputRef:

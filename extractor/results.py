@@ -14,10 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._version import SCHEMA_VERSION
 from .candidates import MemoryCandidate
-from .clients.base import AttemptRecord, Usage
+from .clients.base import AttemptRecord
 from .decisions import AdmissionDecision
 from .hashing import writable
 from .proposal.events import ContentCorrection
+from .usage import Usage
 from .validation import Rejection, SpanCorrection
 
 TENANT_HELP = (
@@ -111,11 +112,18 @@ class FailureRecord(BaseModel):
     stage: Stage
     error_code: str
     error: str
+    attempts: int = Field(default=0, description="Model answers asked for before it failed.")
+    usage: Usage = Field(
+        default_factory=Usage, description="Tokens the failed attempts spent (they are billed)."
+    )
+    raw_output: str | None = Field(
+        default=None, description="The model's last answer, when there was one."
+    )
     recorded_at: datetime
 
-    @field_validator("error")
+    @field_validator("error", "raw_output")
     @classmethod
-    def _writable(cls, value: str) -> str:
+    def _writable(cls, value: str | None) -> str | None:
         """Error texts can quote the model (a refusal, a server message); keep them writable."""
-        result: str = writable(value)
+        result: str | None = writable(value)
         return result

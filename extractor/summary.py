@@ -28,8 +28,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from .clients.base import Usage
 from .results import ConversationResult, FailureRecord
+from .usage import Usage
 
 LIMIT_CODE = "CANDIDATE_LIMIT_EXCEEDED"
 MAX_EXAMPLES = 5
@@ -119,6 +119,7 @@ class RunSummary(BaseModel):
         self.conversations += 1
         self.failed += 1
         _bump(self.failures_by_stage, [failure.stage])
+        self.usage = self.usage + failure.usage
 
     def add_duplicate(self, where: str, first: str) -> None:
         self.conversations += 1

@@ -173,7 +173,9 @@ def test_the_llm_path_through_a_mock_openai_server(tmp_path: Path) -> None:
     assert (failure["conversation_id"], failure["stage"]) == ("c2", "extract")
     assert failure["error_code"] == "MODEL_REFUSED"
     summary = RunSummary.model_validate_json(result.stdout)
-    assert summary.usage.total_tokens == sum(r["usage"]["total_tokens"] for r in rows)
+    spent = sum(r["usage"]["total_tokens"] for r in [*rows, failure])
+    assert failure["usage"]["total_tokens"] > 0  # the refusal's tokens are billed and counted
+    assert summary.usage.total_tokens == spent
 
 
 def test_an_unknown_mode_is_a_usage_error() -> None:

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -103,7 +104,7 @@ def test_tool_choice_required_finishes_with_tool_calls(server: MockServer) -> No
 def test_models_lists_the_offline_model(server: MockServer) -> None:
     response = httpx.get(f"{server.base_url}/models")
     assert response.status_code == 200
-    assert [m["id"] for m in response.json()["data"]] == ["offline"]
+    assert [m["id"] for m in response.json()["data"]] == ["offline", "mock"]
 
 
 @pytest.mark.parametrize(
@@ -111,12 +112,6 @@ def test_models_lists_the_offline_model(server: MockServer) -> None:
     [
         (lambda url: httpx.post(f"{url}/chat/completions", content=b"{not json"), 400),
         (lambda url: httpx.post(f"{url}/chat/completions", json={"model": "x"}), 400),
-        (
-            lambda url: httpx.post(
-                f"{url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]}
-            ),
-            400,
-        ),
         (lambda url: httpx.get(f"{url}/embeddings"), 404),
     ],
 )
@@ -234,7 +229,11 @@ def test_always_and_counted_faults_ignore_feedback(server: MockServer) -> None:
     request = body("json", model="offline+verified:always")
     bad = post(server, request).json()["choices"][0]["message"]["content"]
     again = post(server, _reask(request, bad, told)).json()["choices"][0]["message"]["content"]
-    assert again == bad
+    assert "VERIFIED" in again and again != bad  # a re-ask gets another text, still wrong
+    repeated = body("json", model="offline+verified:always+repeat")
+    first = post(server, repeated).json()["choices"][0]["message"]["content"]
+    same = post(server, _reask(repeated, first, told)).json()["choices"][0]["message"]["content"]
+    assert same == first  # ``repeat``: the same bytes, as at temperature 0
     counted = body("json", model="offline+malformed:1")
     first = post(server, counted).json()["choices"][0]["message"]["content"]
     second = post(server, _reask(counted, first, "fix it")).json()["choices"][0]["message"]
@@ -292,3 +291,57 @@ def test_cli_serves_until_interrupted() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+# --- faults of real servers -------------------------------------------------------------------
+
+
+def test_no_json_schema_is_the_500_llama_cpp_python_answers(server: MockServer) -> None:
+    refused = post(server, body("json_schema", model="offline+no_json_schema"))
+    assert refused.status_code == 500
+    assert "Input should be 'text' or 'json_object'" in refused.json()["error"]["message"]
+    assert post(server, body("json", model="offline+no_json_schema")).status_code == 200
+
+
+def test_no_tools_refuses_tool_calls_only(server: MockServer) -> None:
+    assert post(server, body("tools", model="offline+no_tools")).status_code == 400
+    assert post(server, body("md_json", model="offline+no_tools")).status_code == 200
+
+
+@pytest.mark.parametrize("mode", ["tools", "json_schema", "json", "md_json"])
+def test_an_answer_longer_than_max_tokens_is_cut_there(server: MockServer, mode: str) -> None:
+    whole = ChatCompletion.model_validate(post(server, body(mode)).json())
+    assert whole.usage is not None and whole.usage.completion_tokens > 20
+    cut = ChatCompletion.model_validate(post(server, body(mode, max_tokens=20)).json())
+    assert cut.choices[0].finish_reason == "length"
+    assert cut.usage is not None and cut.usage.completion_tokens == 20
+    lied = post(server, body(mode, max_tokens=20, model="offline+finish_lies")).json()
+    assert lied["choices"][0]["finish_reason"] in {"stop", "tool_calls"}
+    assert lied["usage"]["completion_tokens"] == 20
+
+
+def test_drop_system_counts_no_system_prompt_tokens(server: MockServer) -> None:
+    sent = post(server, body("json")).json()["usage"]["prompt_tokens"]
+    dropped = post(server, body("json", model="offline+drop_system")).json()["usage"]
+    system = next(m["content"] for m in body("json")["messages"] if m["role"] == "system")
+    assert dropped["prompt_tokens"] < sent - len(system) // 5
+
+
+def test_a_single_slot_server_answers_one_request_at_a_time() -> None:
+    with MockServer(slots=1, latency=0.05) as server:
+        with ThreadPoolExecutor(4) as pool:
+            replies = list(pool.map(lambda _: post(server, body()), range(4)))
+        assert [r.status_code for r in replies] == [200] * 4
+        assert server.peak_answering == 1  # answered one after the other
+        assert server.in_flight == 0
+    with pytest.raises(ValueError, match="slots"):
+        MockServer(slots=0)
+
+
+def test_a_chat_without_a_transcript_gets_a_plain_reply(server: MockServer) -> None:
+    chat = {"model": "mock", "messages": [{"role": "user", "content": "Count."}]}
+    short = post(server, chat).json()
+    assert short["choices"][0]["message"]["content"] == "OK"
+    counted = post(server, {**chat, "max_tokens": 5}).json()
+    assert counted["choices"][0]["message"]["content"] == "1 2 3 4 5"
+    assert counted["usage"]["completion_tokens"] == 5

@@ -15,8 +15,6 @@ from typing import Any
 
 import httpx2
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import extractor.pipeline
@@ -238,25 +236,6 @@ def test_a_report_is_only_reused_for_the_same_output_conversation_and_options() 
         )
         is None
     )
-
-
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-    max_leaves=10,
-)
-
-
-@given(JSON, JSON)
-def test_same_json_means_the_same_json_text(a: Any, b: Any) -> None:
-    """Equal values of different JSON types (1, 1.0, true) are not the same answer."""
-    assert openai_client._same_json(a, b) == (json.dumps(a) == json.dumps(b))
-    assert openai_client._same_json(a, a)
-
-
-def test_the_same_json_distinguishes_numbers_from_booleans() -> None:
-    assert not openai_client._same_json({"start": 1}, {"start": True})
-    assert not openai_client._same_json({"start": 1}, {"start": 1.0})
 
 
 def test_the_schema_is_built_once_and_each_caller_gets_its_own_copy() -> None:

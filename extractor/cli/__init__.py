@@ -18,6 +18,7 @@ import click
 
 from ._common import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
 from .admit import admit
+from .doctor import doctor
 from .eval import eval_command
 from .keys import keys
 from .ledger import ledger
@@ -42,6 +43,7 @@ def cli() -> None:
 
 
 cli.add_command(admit)
+cli.add_command(doctor)
 cli.add_command(eval_command)
 cli.add_command(keys)
 cli.add_command(ledger)

@@ -103,7 +103,40 @@ policy_option = click.option(
 #: Every option :func:`build_extractor` reads: the model options, then the pipeline's own.
 extractor_options = _stack(
     model_options(),
-    click.option("--mode", help="How the model is asked for structured output (LLM models only)."),
+    click.option(
+        "--mode",
+        help="How the model is asked for structured output: tools (default), json_schema, json "
+        "or md_json (LLM models only; `extractor doctor` says which a server supports).",
+    ),
+    click.option(
+        "--max-tokens",
+        type=click.IntRange(min=1),
+        help="Output tokens allowed per model call. Default: chosen from each chunk's size.",
+    ),
+    click.option(
+        "--request-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds per model request. Default: 120, or 600 for a server on this machine or "
+        "a private network.",
+    ),
+    click.option(
+        "--timeout-retries",
+        type=click.IntRange(min=0),
+        help="Times a timed-out request is sent again. Default: 1, or 0 for a local server "
+        "(it keeps generating the abandoned request).",
+    ),
+    click.option(
+        "--max-attempts",
+        type=click.IntRange(min=1),
+        help="Model answers per chunk: the first plus re-asks with the gate's rejections. "
+        "Default: 3.",
+    ),
+    click.option(
+        "--system-as-user",
+        is_flag=True,
+        help="Send the system prompt inside the first user message (for chat templates that "
+        "drop the system role).",
+    ),
     policy_option,
     click.option(
         "--as-of",
@@ -164,6 +197,9 @@ def build_extractor(o: Mapping[str, Any]) -> Extractor:
     try:
         client = get_client(
             o["model"], base_url=o["base_url"], api_key=o["api_key"], mode=o["mode"],
+            timeout=o["request_timeout"], max_attempts=o["max_attempts"],
+            max_tokens=o["max_tokens"], timeout_retries=o["timeout_retries"],
+            system_as_user=o["system_as_user"] or None,
             cache=not o["no_cache"], cache_dir=o["cache_dir"],
         )  # fmt: skip
         return Extractor(

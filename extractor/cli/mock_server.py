@@ -31,8 +31,21 @@ def _faults(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) 
               help="Seconds more per completion token: a model's generation time.")  # fmt: skip
 @click.option("--retry-after", type=click.FloatRange(0), default=0.0, show_default=True,
               help="Retry-After seconds sent with a 429.")  # fmt: skip
+@click.option("--prompt-rate", type=click.FloatRange(0, min_open=True), metavar="TOKENS/S",
+              help="Prompt tokens read per second (a slow local server). Default: instant.",
+              )  # fmt: skip
+@click.option("--slots", type=click.IntRange(min=1),
+              help="Answer at most this many requests at a time; the rest queue, and a request "
+              "its client abandoned still runs (a single-slot local server: --slots 1).",
+              )  # fmt: skip
 def mock_server(
-    port: int, faults: tuple[str, ...], latency: float, token_latency: float, retry_after: float
+    port: int,
+    faults: tuple[str, ...],
+    latency: float,
+    token_latency: float,
+    retry_after: float,
+    prompt_rate: float | None,
+    slots: int | None,
 ) -> None:
     """Serve /v1/chat/completions and /v1/models on 127.0.0.1, answering with the offline
     model in the OpenAI response shape, until Ctrl-C.
@@ -47,12 +60,9 @@ def mock_server(
             --api-key unused --no-cache
     """
     server = MockServer(
-        port=port,
-        faults=faults,
-        latency=latency,
-        token_latency=token_latency,
-        retry_after=retry_after,
-    )
+        port=port, faults=faults, latency=latency, token_latency=token_latency,
+        retry_after=retry_after, prompt_rate=prompt_rate, slots=slots,
+    )  # fmt: skip
     try:
         server.start()
     except OSError as exc:

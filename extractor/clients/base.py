@@ -17,24 +17,8 @@ from ..content import redact
 from ..conversation import Conversation
 from ..hashing import writable
 from ..prompts import Prompt
+from ..usage import Usage
 from ..validation import Rejection, ValidationOptions, ValidationReport
-
-
-class Usage(BaseModel):
-    """Token usage, summed over every attempt of a call."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            total_tokens=self.total_tokens + other.total_tokens,
-        )
 
 
 class AttemptRecord(BaseModel):
@@ -140,3 +124,6 @@ def extract_sync(
 ) -> ClientResult:
     """Blocking wrapper around :meth:`ExtractionClient.extract` for scripts and tests."""
     return asyncio.run(client.extract(conversation, prompt, options or ValidationOptions()))
+
+
+__all__ = ["AttemptRecord", "ClientResult", "ExtractionClient", "Usage", "extract_sync"]

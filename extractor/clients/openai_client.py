@@ -14,19 +14,41 @@ failure                                retried by                          when 
                                        waited for
 5xx, 408, 409, connection errors       this module, same budget,           :class:`ModelClientError`
                                        exponential backoff
-timeouts (``timeout`` per request)     this module, same budget            :class:`ModelTimeout`
+an error saying the mode's feature     nobody (permanent)                  :class:`ModeUnsupported`
+is unsupported (4xx or 5xx)                                                naming the mode to use
+timeouts (``timeout`` per request)     this module, ``timeout_retries``    :class:`ModelTimeout`
+                                       times (1; 0 for a local server,
+                                       which keeps generating the
+                                       abandoned request)
 other 4xx (bad key, unknown model)     nobody                              :class:`ModelClientError`
-invalid output (not JSON, schema,      instructor's re-ask, with the       last output returned;
-any validation rejection)              validation messages, up to          the pipeline keeps the
-                                       ``max_attempts`` answers in all     valid candidates
+invalid output (not JSON, schema,      instructor's re-ask, with the       the best answer of all
+any validation rejection)              validation messages, up to          attempts; the pipeline
+                                       ``max_attempts`` answers in all,    keeps its valid
+                                       stopped early when an answer        candidates
+                                       repeats an earlier one
 refusal / ``content_filter``           nobody (a re-ask would only burn    :class:`ModelRefused`
                                        tokens)
-``finish_reason="length"``             nobody                              :class:`OutputTruncated`
+output cut off: ``finish_reason=       nobody here (the chunking layer     :class:`OutputTruncated`
+"length"``, ``max_tokens`` reached     splits the chunk and retries it)
+or unterminated JSON, whatever the
+finish reason says
+prompt tokens far below the prompt     nobody (permanent)                  ``PromptNotDelivered``
+sent (a dropped system prompt)
 =====================================  ==================================  ====================
 
 The SDK's own retries are off (``max_retries=0``): they would multiply with ours and hide a
 ``Retry-After`` we want to honour or refuse. Transport retries happen *inside* one instructor
-attempt, so the worst case is ``max_attempts * (1 + max_rate_limit_retries)`` requests.
+attempt, so the worst case is ``max_attempts * (1 + max_rate_limit_retries)`` requests. An error
+on a re-ask keeps the best answer received before it. Every error carries the attempts made and
+the tokens they spent.
+
+Bounds
+------
+Every request carries ``max_tokens``: the one given, else one chosen from the transcript's size
+(:func:`max_tokens_for`), so no provider default cuts a long answer off and no local server
+generates until its context is full. ``timeout`` defaults to :data:`DEFAULT_TIMEOUT`, or
+:data:`DEFAULT_LOCAL_TIMEOUT` for a server on this machine or a private network
+(:func:`~extractor.clients.compat.is_local`).
 
 The re-ask loop
 ---------------
@@ -43,7 +65,9 @@ What is sent
 The response model's JSON schema is the lean copy of the output contract
 (:func:`~extractor.clients.wire.lean_schema`: no titles, descriptions or defaults, definitions
 inlined), in every mode; in ``json`` and ``md_json`` modes the schema instructor writes into the
-system prompt is sent on one line (:func:`~extractor.clients.wire.compact_prompt_schema`).
+system prompt is sent on one line (:func:`~extractor.clients.wire.compact_prompt_schema`). With
+``system_as_user`` the system prompt is sent at the head of the first user message instead, for
+chat templates that drop the system role.
 """
 
 from __future__ import annotations
@@ -51,15 +75,14 @@ from __future__ import annotations
 import asyncio
 import copy
 import email.utils
-import functools
 import inspect
 import json
 import logging
+import math
 import re
-import ssl
 import time
 import weakref
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,14 +103,25 @@ from ..errors import (
     ModelClientError,
     ModelRefused,
     ModelTimeout,
+    ModeUnsupported,
     OutputTruncated,
+    PromptNotDelivered,
     RateLimited,
 )
 from ..extraction import ExtractionOutput
-from ..prompts import Prompt
+from ..prompts import Prompt, render_message
+from ..usage import Usage
 from ..validation import Rejection, ValidationOptions, ValidationReport, validate_extraction
-from . import netstream
-from .base import AttemptRecord, ClientResult, Usage
+from .base import AttemptRecord, ClientResult
+from .compat import (
+    CHARS_PER_TOKEN,
+    FALLBACK_MODE,
+    estimate_tokens,
+    is_local,
+    prompt_dropped,
+    unsupported_mode,
+)
+from .truncation import unterminated
 from .wire import compact_prompt_schema, lean_schema
 
 MODES: dict[str, instructor.Mode] = {
@@ -97,28 +131,54 @@ MODES: dict[str, instructor.Mode] = {
     "md_json": instructor.Mode.MD_JSON,
 }
 DEFAULT_MODE = "tools"
-DEFAULT_TIMEOUT = 60.0
+#: Seconds per request for a remote provider, and for a server on this machine or a private
+#: network (a CPU reading one long chunk's prompt can take over a minute before it generates).
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_LOCAL_TIMEOUT = 600.0
+#: Re-sends of a timed-out request (a local server's default is 0: see ``timeout_retries``).
+DEFAULT_TIMEOUT_RETRIES = 1
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_MAX_RATE_LIMIT_RETRIES = 3
 DEFAULT_MAX_RETRY_WAIT = 60.0
 DEFAULT_RETRY_BACKOFF = 1.0
+#: ``max_tokens`` chosen from a transcript's size (:func:`max_tokens_for`): a base plus this
+#: many output tokens per transcript token, at most :data:`MAX_MAX_TOKENS`. With prompt 1.2.0
+#: no chunk of 1,273 (MSC, Synthetic-Persona-Chat, HH-RLHF, LoCoMo, MemoryBank and synthetic
+#: chats; the offline model's answers, characters / 4) needed more than 1024 + 6 per token; 31
+#: long LoCoMo chunks need more than the cap and are split (``extractor.chunking``).
+OUTPUT_TOKENS_PER_TRANSCRIPT_TOKEN = 6
+MIN_MAX_TOKENS = 1024
+MAX_MAX_TOKENS = 16384
 NO_KEY = "no-key-needed"
 
 _RETRYABLE_STATUS = frozenset({408, 409})
 
-#: Connection pool of each event loop's SDK client. Requests beyond ``max_connections`` wait for
-#: a free connection, so it must exceed any concurrency we run (``--concurrency`` times the chunk
-#: concurrency); kept-alive connections beyond ``max_keepalive_connections`` are closed after
-#: their request and re-opened by the next one.
+#: The connection pool of each event loop's SDK client. Requests beyond ``max_connections``
+#: wait for a free connection, so it must exceed any concurrency we run (``--concurrency``
+#: times the chunk concurrency).
 POOL_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=256)
-#: At most this many connection pools per event loop, each made once the others all have
-#: ``POOL_SHARD_LOAD`` requests in flight (see ``_Session``).
-POOL_SHARDS = 8
-POOL_SHARD_LOAD = 4
 
 # instructor logs every failed attempt at ERROR level; we record them as AttemptRecords instead.
 # A NullHandler only stops Python's last-resort printing: an application's handlers still see them.
 logging.getLogger("instructor").addHandler(logging.NullHandler())
+
+
+def max_tokens_for(conversation: Conversation) -> int:
+    """The ``max_tokens`` sent for ``conversation`` (a chunk) when none is configured.
+
+    :data:`MIN_MAX_TOKENS` plus :data:`OUTPUT_TOKENS_PER_TRANSCRIPT_TOKEN` per transcript token
+    (its rendered characters / 4), at most :data:`MAX_MAX_TOKENS`. An answer that still reaches
+    it is split by the chunking layer.
+    """
+    chars = sum(len(render_message(m)) + 1 for m in conversation.messages)
+    wanted = MIN_MAX_TOKENS + OUTPUT_TOKENS_PER_TRANSCRIPT_TOKEN * math.ceil(
+        chars / CHARS_PER_TOKEN
+    )
+    return min(MAX_MAX_TOKENS, wanted)
+
+
+class _Repeated(Exception):
+    """The model answered a re-ask with the same text as before: asking again is pointless."""
 
 
 @dataclass
@@ -127,13 +187,18 @@ class _Call:
 
     conversation: Conversation
     options: ValidationOptions
+    max_tokens: int
     attempt: int = 0
     usage: Usage = field(default_factory=Usage)
     raw: str | None = None
     pending: list[Rejection] = field(default_factory=list)
     failed: list[AttemptRecord] = field(default_factory=list)
-    #: The last answer the gate read, and its report.
-    gated: tuple[Any, ValidationReport] | None = None
+    #: The best answer the gate read so far: (score, parsed answer, its report, raw text).
+    best: tuple[tuple[int, int], Any, ValidationReport, str | None] | None = None
+    #: The raw text of every answer so far, and the attempt that first gave it.
+    seen: dict[str, int] = field(default_factory=dict)
+    timeouts: int = 0
+    expected_prompt: int = 0
 
     def on_parse_error(self, error: Exception, **meta: Any) -> None:
         """instructor's ``parse:error`` hook: record the attempt that will be re-asked."""
@@ -148,6 +213,21 @@ class _Call:
                 raw_output=self.raw,
             )
         )
+
+    def consider(self, data: Any, report: ValidationReport) -> None:
+        """Keep ``data`` if it is the best answer so far: most accepted candidates, then fewest
+        rejections; a later answer wins a tie (it answered the re-ask)."""
+        score = (len(report.accepted), -len(report.rejections))
+        if self.best is None or score >= self.best[0]:
+            self.best = (score, data, report, self.raw)
+
+    def fail(self, error: ModelClientError) -> ModelClientError:
+        """``error`` with what this call spent: its attempts and its usage."""
+        error.attempts = max(error.attempts, self.attempt)
+        error.usage = self.usage
+        if error.raw_output is None:
+            error.raw_output = self.raw
+        return error
 
 
 _CALL: ContextVar[_Call] = ContextVar("extractor_openai_call")
@@ -166,14 +246,13 @@ class GatedExtraction(ExtractionOutput, ResponseSchema):
         call = _CALL.get(None)
         if call is None:
             return data
-        call.gated = None
         try:
             report = validate_extraction(data, call.conversation, call.options)
         except ExtractorError as exc:
             raise PydanticCustomError(
                 "extraction_unreadable", "{reason}", {"reason": str(exc)}
             ) from None
-        call.gated = (data, report)
+        call.consider(data, report)
         if report.rejections:
             call.pending = report.rejections
             raise PydanticCustomError(
@@ -237,48 +316,19 @@ _check_async_validators_once()
 
 @dataclass
 class _Session:
-    """One event loop's SDK clients, wrapped by instructor; ``closer`` closes what we opened.
-
-    ``pools`` are SDK clients, each with its own connection pool; ``busy`` counts each one's
-    requests in flight, and a request goes to the least busy. Why several: ``httpcore`` checks
-    *every* connection of a pool -- a socket poll for each idle one -- whenever a request
-    starts or ends, so one pool of C connections costs O(C) per request (at C = 64, one pool
-    cost ~1 ms more CPU per call than eight: 4.9 against 3.8 ms). So a new pool is made (by
-    ``make``, up to
-    :data:`POOL_SHARDS`) when every pool already has :data:`POOL_SHARD_LOAD` requests in
-    flight: at C = 1 there is one pool, at C = 32 eight of four connections. A caller's own
-    ``http_client`` is one pool and never more (``make`` is ``None``).
-    """
+    """One event loop's SDK client, wrapped by instructor; ``closer`` closes what we opened."""
 
     key: tuple[Any, ...]
-    pools: list[openai.AsyncOpenAI]
-    make: Callable[[], openai.AsyncOpenAI] | None
+    sdk: openai.AsyncOpenAI
     closer: AsyncGenerator[None, None] | None
-    busy: list[int] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.busy = [0] * len(self.pools)
-
-    def acquire(self) -> int:
-        """The index of the least busy pool (a new one if all are loaded), counted busy."""
-        index = min(range(len(self.busy)), key=self.busy.__getitem__)
-        if self.busy[index] >= POOL_SHARD_LOAD and self.make and len(self.pools) < POOL_SHARDS:
-            self.pools.append(self.make())
-            self.busy.append(0)
-            index = len(self.pools) - 1
-        self.busy[index] += 1
-        return index
-
-    def release(self, index: int) -> None:
-        self.busy[index] -= 1
 
     async def close(self) -> None:
         if self.closer is not None:
             await self.closer.aclose()
 
 
-async def _closer(pools: list[openai.AsyncOpenAI]) -> AsyncGenerator[None, None]:
-    """Suspended for the session's life; closing it closes the SDK clients and connections.
+async def _closer(sdk: openai.AsyncOpenAI) -> AsyncGenerator[None, None]:
+    """Suspended for the session's life; closing it closes the SDK client and its connections.
 
     An async generator because the event loop finalizes the ones still suspended before it
     closes (``loop.shutdown_asyncgens()``, which ``asyncio.run`` calls): the connections are
@@ -288,19 +338,25 @@ async def _closer(pools: list[openai.AsyncOpenAI]) -> AsyncGenerator[None, None]
     try:
         yield
     finally:
-        for sdk in pools:
-            await sdk.close()
+        await sdk.close()
 
 
 class OpenAIClient:
     """Extract through any OpenAI-compatible chat completions API (see the module docstring).
 
     ``mode`` is one of ``tools``, ``json_schema``, ``json``, ``md_json``. ``max_attempts`` counts
-    model answers per conversation (1 = no re-ask). ``http_client`` (an ``httpx2.AsyncClient``)
-    is passed to the SDK as is and never closed here; it must belong to the event loop that
-    calls :meth:`extract`. Otherwise each event loop gets its own connection pool
-    (:data:`POOL_LIMITS`), reused by every call on it and closed when the loop shuts down or on
-    :meth:`aclose` (``async with OpenAIClient(...) as client:`` does that too).
+    model answers per conversation (1 = no re-ask). ``max_tokens`` bounds each answer (``None``:
+    chosen per call by :func:`max_tokens_for`). ``timeout`` is seconds per request (``None``:
+    :data:`DEFAULT_TIMEOUT`, :data:`DEFAULT_LOCAL_TIMEOUT` for a local server);
+    ``timeout_retries`` how often a timed-out request is sent again (``None``: once, never for a
+    local server, which would still be generating the abandoned one). ``system_as_user`` sends
+    the system prompt at the head of the first user message (for chat templates that drop the
+    system role). ``http_client`` (an ``httpx2.AsyncClient``) is passed to the SDK as is and
+    never closed here; it must belong to the event loop that calls :meth:`extract`. Otherwise
+    each event loop gets its own connection pool (:data:`POOL_LIMITS`; proxies from the
+    environment honoured, as the SDK's default client does), reused by every call on it and
+    closed when the loop shuts down or on :meth:`aclose` (``async with OpenAIClient(...) as
+    client:`` does that too).
     """
 
     def __init__(
@@ -310,13 +366,15 @@ class OpenAIClient:
         base_url: str | None = None,
         api_key: str | None = None,
         temperature: float = 0.0,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = None,
         mode: str = DEFAULT_MODE,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        timeout_retries: int | None = None,
         max_rate_limit_retries: int = DEFAULT_MAX_RATE_LIMIT_RETRIES,
         max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
         retry_backoff: float = DEFAULT_RETRY_BACKOFF,
         max_tokens: int | None = None,
+        system_as_user: bool = False,
         extra_headers: Mapping[str, str] | None = None,
         http_client: Any = None,
     ) -> None:
@@ -324,20 +382,25 @@ class OpenAIClient:
             raise ValueError(f"unknown mode {mode!r} (expected one of {', '.join(MODES)})")
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        if max_tokens is not None and max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
         self.temperature = temperature
-        self.timeout = timeout
+        self.local = is_local(base_url)
+        self.timeout = timeout or (DEFAULT_LOCAL_TIMEOUT if self.local else DEFAULT_TIMEOUT)
         self.mode = mode
         self.max_attempts = max_attempts
+        default_retries = 0 if self.local else DEFAULT_TIMEOUT_RETRIES
+        self.timeout_retries = default_retries if timeout_retries is None else timeout_retries
         self.max_rate_limit_retries = max_rate_limit_retries
         self.max_retry_wait = max_retry_wait
         self.retry_backoff = retry_backoff
         self.max_tokens = max_tokens
+        self.system_as_user = system_as_user
         self.extra_headers = dict(extra_headers or {})
         self._http_client = http_client
-        self._ssl_context: ssl.SSLContext | None = None
         self._sessions: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[_Session, instructor.AsyncInstructor]
         ] = weakref.WeakKeyDictionary()
@@ -348,19 +411,24 @@ class OpenAIClient:
 
     @property
     def settings(self) -> dict[str, Any]:
-        """What besides the model changes the answer; part of the cache key."""
-        return {
+        """What besides the model changes the answer; part of the cache key (``system_as_user``
+        only when set, so the keys of earlier runs stay valid)."""
+        settings: dict[str, Any] = {
             "base_url": self.base_url,
             "mode": self.mode,
             "temperature": self.temperature,
             "max_attempts": self.max_attempts,
             "max_tokens": self.max_tokens,
         }
+        if self.system_as_user:
+            settings["system_as_user"] = True
+        return settings
 
     async def extract(
         self, conversation: Conversation, prompt: Prompt, options: ValidationOptions
     ) -> ClientResult:
-        call = _Call(conversation, options)
+        max_tokens = self.max_tokens or max_tokens_for(conversation)
+        call = _Call(conversation, options, max_tokens)
         hooks = Hooks()
         hooks.on("parse:error", call.on_parse_error)
         token = _CALL.set(call)
@@ -372,38 +440,17 @@ class OpenAIClient:
                 max_retries=self.max_attempts - 1,
                 strict=False,
                 hooks=hooks,
-                **self._request_kwargs(),
+                model=self.model,
+                temperature=self.temperature,
+                max_tokens=max_tokens,
             )
         except InstructorRetryException as exc:
-            cause = exc.__cause__
-            if isinstance(cause, ExtractorError):
-                raise cause from None
-            if call.raw is None:
-                raise ModelClientError(
-                    f"{conversation.id}: no usable answer: {_first_line(exc)}",
-                    attempts=call.attempt,
-                ) from exc
+            _settle(call, exc)
         finally:
             _CALL.reset(token)
-        result = ClientResult(
-            output=parse_output(call.raw or ""),
-            raw_text=call.raw,
-            model=self.model,
-            usage=call.usage,
-            attempts=call.attempt,
-            failed_attempts=call.failed,
-        )
-        if call.gated is not None and _same_json(call.gated[0], result.output):
-            result.attach_validation(conversation, options, call.gated[1])
-        return result
+        return _result(call, self.model)
 
     # --- plumbing --------------------------------------------------------------------------
-
-    def _request_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"model": self.model, "temperature": self.temperature}
-        if self.max_tokens is not None:
-            kwargs["max_tokens"] = self.max_tokens
-        return kwargs
 
     async def _session(self) -> instructor.AsyncInstructor:
         """The SDK client of the running event loop, made on its first call there.
@@ -424,37 +471,27 @@ class OpenAIClient:
         if current is not None:
             del self._sessions[loop]
             await current[0].close()
+        sdk = self._sdk(key[0])
         owned = self._http_client is None
-        pools = [self._sdk(key[0])]
-        session = _Session(
-            key=key,
-            pools=pools,
-            make=functools.partial(self._sdk, key[0]) if owned else None,
-            closer=_closer(pools) if owned else None,
-        )
+        session = _Session(key=key, sdk=sdk, closer=_closer(sdk) if owned else None)
         if session.closer is not None:
             await anext(session.closer)  # registers it with the loop's shutdown_asyncgens()
         mode = MODES[self.mode]
-        create = instructor.patch(create=self._sender(session), mode=mode)
+        create = instructor.patch(create=self._sender(sdk), mode=mode)
         wrapped = instructor.AsyncInstructor(
-            client=pools[0], create=create, mode=mode, provider=instructor.Provider.OPENAI
+            client=sdk, create=create, mode=mode, provider=instructor.Provider.OPENAI
         )
         self._sessions[loop] = (session, wrapped)
         return wrapped
 
     def _sdk(self, api_key: str | None) -> openai.AsyncOpenAI:
-        # Our transport: the SDK's defaults and limits, on the asyncio backend of netstream.py.
-        http = self._http_client or openai.DefaultAsyncHttpxClient(
-            limits=POOL_LIMITS,
-            transport=netstream.transport(verify=self._ssl(), limits=POOL_LIMITS),
-        )
         return openai.AsyncOpenAI(
             api_key=api_key,
             base_url=self.base_url,
             timeout=self.timeout,
             max_retries=0,
             default_headers=self.extra_headers or None,
-            http_client=http,
+            http_client=self._http_client or openai.DefaultAsyncHttpxClient(limits=POOL_LIMITS),
         )
 
     def _session_key(self) -> tuple[Any, ...]:
@@ -465,6 +502,7 @@ class OpenAIClient:
             self.timeout,
             tuple(sorted(self.extra_headers.items())),
             self.mode,
+            self.system_as_user,
             id(self._http_client),
         )
 
@@ -484,25 +522,20 @@ class OpenAIClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def _ssl(self) -> ssl.SSLContext:
-        if self._ssl_context is None:
-            self._ssl_context = httpx2.create_ssl_context()
-        return self._ssl_context
-
-    def _sender(self, session: _Session) -> Any:
+    def _sender(self, sdk: openai.AsyncOpenAI) -> Any:
         schema_in_prompt = self.mode in _SCHEMA_IN_PROMPT
 
         async def send(*args: Any, **kwargs: Any) -> ChatCompletion:
             call = _CALL.get()
             call.attempt += 1
-            if schema_in_prompt and "messages" in kwargs:
-                kwargs["messages"] = compact_prompt_schema(kwargs["messages"], _SCHEMA)
-            index = session.acquire()
-            try:
-                response = await self._send_with_retries(session.pools[index], call, args, kwargs)
-            finally:
-                session.release(index)
-            _observe(call, response)
+            if "messages" in kwargs:
+                if schema_in_prompt:
+                    kwargs["messages"] = compact_prompt_schema(kwargs["messages"], _SCHEMA)
+                if self.system_as_user:
+                    kwargs["messages"] = system_into_user(kwargs["messages"])
+                call.expected_prompt = estimate_tokens(kwargs["messages"])
+            response = await self._send_with_retries(sdk, call, args, kwargs)
+            self._observe(call, response)
             return response
 
         return send
@@ -527,35 +560,198 @@ class OpenAIClient:
         if isinstance(exc, openai.RateLimitError):
             wait = retry_after_seconds(exc.response.headers)
             if last or (wait is not None and wait > self.max_retry_wait):
-                raise RateLimited(
-                    f"{where}: rate limited (429) after {retry + 1} request(s)"
-                    + (f"; server asks to wait {wait:g}s" if wait is not None else ""),
-                    attempts=call.attempt,
-                    retry_after=wait,
+                raise call.fail(
+                    RateLimited(
+                        f"{where}: rate limited (429) after {retry + 1} request(s)"
+                        + (f"; server asks to wait {wait:g}s" if wait is not None else ""),
+                        retry_after=wait,
+                    )
                 ) from exc
             return backoff if wait is None else wait
         if isinstance(exc, openai.APITimeoutError):
-            if last:
-                raise ModelTimeout(
-                    f"{where}: no answer within {self.timeout:g}s ({retry + 1} request(s))",
-                    attempts=call.attempt,
-                ) from exc
-            return backoff
+            call.timeouts += 1
+            if call.timeouts > self.timeout_retries:
+                raise call.fail(ModelTimeout(self._timeout_message(call))) from exc
+            return 0.0
         if isinstance(exc, openai.APIStatusError):
+            message = _message_of(exc)
+            if unsupported_mode(self.mode, exc.status_code, message):
+                raise call.fail(self._unsupported(call, exc.status_code, message)) from exc
             retryable = exc.status_code >= 500 or exc.status_code in _RETRYABLE_STATUS
             if last or not retryable:
-                raise ModelClientError(
-                    f"{where}: HTTP {exc.status_code} from the model server: {_message_of(exc)}",
-                    attempts=call.attempt,
+                raise call.fail(
+                    ModelClientError(
+                        f"{where}: HTTP {exc.status_code} from the model server: {message}"
+                    )
                 ) from exc
             return backoff
         if last:
-            raise ModelClientError(
-                f"{where}: cannot reach the model server at {self.base_url or 'api.openai.com'}: "
-                f"{_cause_chain(exc)}",
-                attempts=call.attempt,
+            raise call.fail(
+                ModelClientError(
+                    f"{where}: cannot reach the model server at "
+                    f"{self.base_url or 'api.openai.com'}: {_cause_chain(exc)}"
+                )
             ) from exc
         return backoff
+
+    def _timeout_message(self, call: _Call) -> str:
+        sent = call.timeouts
+        text = (
+            f"{call.conversation.id}: no answer within {self.timeout:g}s ({sent} request(s)); "
+            "raise --request-timeout (`extractor doctor` measures how long this server needs)"
+        )
+        if self.local and self.timeout_retries == 0:
+            text += (
+                "; not re-sent: a local server keeps generating an abandoned request "
+                "(--timeout-retries N re-sends it)"
+            )
+        return text
+
+    def _unsupported(self, call: _Call, status: int, message: str) -> ModeUnsupported:
+        suggested = FALLBACK_MODE.get(self.mode)
+        instead = f"; use --mode {suggested} instead" if suggested else ""
+        return ModeUnsupported(
+            f"{call.conversation.id}: the server does not support --mode {self.mode} "
+            f"(HTTP {status}: {message}){instead} (`extractor doctor` lists the modes it "
+            "supports)",
+            mode=self.mode,
+            suggested=suggested,
+        )
+
+    def _observe(self, call: _Call, response: ChatCompletion) -> None:
+        """Account for one answer, then stop at once on a refusal, a truncated output, a prompt
+        the server did not read or an answer that repeats an earlier one."""
+        usage = response.usage
+        if usage is not None:
+            call.usage = call.usage + Usage(
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                total_tokens=usage.total_tokens,
+            )
+        call.raw = answer_text(response)
+        if not response.choices:
+            return
+        where = call.conversation.id
+        if prompt_dropped(usage.prompt_tokens if usage else None, call.expected_prompt):
+            raise call.fail(self._prompt_dropped(call, usage.prompt_tokens if usage else 0))
+        choice = response.choices[0]
+        if choice.message.refusal:
+            raise call.fail(
+                ModelRefused(
+                    f"{where}: the model refused: {choice.message.refusal}",
+                    raw_output=choice.message.refusal,
+                )
+            )
+        if choice.finish_reason == "content_filter":
+            raise call.fail(
+                ModelRefused(f"{where}: the provider's content filter stopped the answer")
+            )
+        completion = usage.completion_tokens if usage else None
+        reason = _truncation(choice.finish_reason, completion, call.max_tokens, call.raw)
+        if reason is not None:
+            raise call.fail(
+                OutputTruncated(
+                    f"{where}: output cut off at the token limit ({reason}); raise --max-tokens "
+                    f"(sent: {call.max_tokens}) or lower --max-chunk-chars"
+                )
+            )
+        if call.raw is not None:
+            first = call.seen.setdefault(call.raw, call.attempt)
+            if first != call.attempt:
+                call.failed.append(
+                    AttemptRecord(
+                        attempt=call.attempt,
+                        error=f"the same answer as attempt {first}: not re-asked again",
+                    )
+                )
+                raise _Repeated
+
+    def _prompt_dropped(self, call: _Call, reported: int) -> PromptNotDelivered:
+        text = (
+            f"{call.conversation.id}: the server read {reported} prompt tokens of the "
+            f"~{call.expected_prompt} sent"
+        )
+        if self.system_as_user:
+            text += "; it cuts the prompt (a context window too small? lower --max-chunk-chars)"
+        else:
+            text += (
+                ": its chat template drops the system prompt (llama-cpp-python's gemma format "
+                "does); pass --system-as-user"
+            )
+        return PromptNotDelivered(text + " (`extractor doctor` checks this)")
+
+
+def _truncation(
+    finish_reason: str | None, completion: int | None, max_tokens: int, raw: str | None
+) -> str | None:
+    """Why an answer counts as cut off, whatever ``finish_reason`` claims; ``None`` if it is not."""
+    if finish_reason == "length":
+        return f'finish_reason "length", {completion} completion tokens'
+    if completion is not None and completion >= max_tokens:
+        return f"{completion} completion tokens, finish_reason {finish_reason!r}"
+    if unterminated(raw):
+        return f"the JSON stops mid-value, finish_reason {finish_reason!r}"
+    return None
+
+
+def _settle(call: _Call, exc: InstructorRetryException) -> None:
+    """After instructor gave up: keep the best answer, or raise the error that stopped it."""
+    cause = exc.__cause__
+    if isinstance(cause, _Repeated):
+        return
+    if isinstance(cause, ModelClientError):
+        if call.best is None or not call.best[0][0]:
+            raise cause from None
+        call.failed.append(AttemptRecord(attempt=call.attempt, error=str(cause)))
+        return
+    if isinstance(cause, ExtractorError):
+        raise cause from None
+    if call.raw is None and call.best is None:
+        raise call.fail(
+            ModelClientError(f"{call.conversation.id}: no usable answer: {_first_line(exc)}")
+        ) from exc
+
+
+def _result(call: _Call, model: str) -> ClientResult:
+    """The call's answer: the best one the gate read, else the last text received."""
+    if call.best is None:
+        return ClientResult(
+            output=parse_output(call.raw or ""),
+            raw_text=call.raw,
+            model=model,
+            usage=call.usage,
+            attempts=call.attempt,
+            failed_attempts=call.failed,
+        )
+    _, data, report, raw = call.best
+    result = ClientResult(
+        output=data,
+        raw_text=raw,
+        model=model,
+        usage=call.usage,
+        attempts=call.attempt,
+        failed_attempts=call.failed,
+    )
+    result.attach_validation(call.conversation, call.options, report)
+    return result
+
+
+def system_into_user(messages: list[Any]) -> list[Any]:
+    """``messages`` with the system messages' text moved to the head of the first user message
+    (for servers whose chat template drops the system role)."""
+    system = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "system"]
+    if not system:
+        return messages
+    head = "\n\n".join(str(m.get("content") or "") for m in system)
+    moved: list[Any] = []
+    for message in messages:
+        if message in system:
+            continue
+        if head and isinstance(message, Mapping) and message.get("role") == "user":
+            message = {**message, "content": f"{head}\n\n{message.get('content') or ''}"}
+            head = ""
+        moved.append(message)
+    return moved if not head else [{"role": "user", "content": head}, *moved]
 
 
 #: Modes in which instructor writes the schema into the system prompt (see ``wire``).
@@ -616,15 +812,6 @@ async def _create(
     return await sdk.post("/chat/completions", body=body, cast_to=ChatCompletion, options=options)
 
 
-def _same_json(a: Any, b: Any) -> bool:
-    """Whether two parsed answers are the same JSON value, types included (``1`` is not
-    ``1.0`` or ``true``): then the gate's report on one is the pipeline's on the other."""
-    try:
-        return json.dumps(a, allow_nan=True) == json.dumps(b, allow_nan=True)
-    except (TypeError, ValueError, RecursionError):
-        return False
-
-
 def _default_key(base_url: str | None) -> str | None:
     """The SDK reads ``OPENAI_API_KEY`` itself; local servers need no key at all."""
     import os
@@ -635,43 +822,6 @@ def _default_key(base_url: str | None) -> str | None:
     if base_url is None:
         raise ModelClientError("no API key: pass api_key=... or set OPENAI_API_KEY")
     return NO_KEY
-
-
-def _observe(call: _Call, response: ChatCompletion) -> None:
-    """Account for one answer, then stop at once on a refusal or a truncated output."""
-    if response.usage is not None:
-        call.usage = call.usage + Usage(
-            prompt_tokens=response.usage.prompt_tokens,
-            completion_tokens=response.usage.completion_tokens,
-            total_tokens=response.usage.total_tokens,
-        )
-    if not response.choices:
-        call.raw = None
-        return
-    choice = response.choices[0]
-    message = choice.message
-    call.raw = answer_text(response)
-    where = call.conversation.id
-    if message.refusal:
-        raise ModelRefused(
-            f"{where}: the model refused: {message.refusal}",
-            attempts=call.attempt,
-            raw_output=message.refusal,
-        )
-    if choice.finish_reason == "content_filter":
-        raise ModelRefused(
-            f"{where}: the provider's content filter stopped the answer",
-            attempts=call.attempt,
-            raw_output=call.raw,
-        )
-    if choice.finish_reason == "length":
-        tokens = response.usage.completion_tokens if response.usage else "?"
-        raise OutputTruncated(
-            f"{where}: output cut off at the token limit ({tokens} completion tokens); "
-            "raise max_tokens or split the conversation into smaller chunks",
-            attempts=call.attempt,
-            raw_output=call.raw,
-        )
 
 
 def answer_text(response: ChatCompletion) -> str | None:
