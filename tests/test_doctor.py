@@ -144,7 +144,7 @@ def test_the_recommended_timeout_covers_a_full_chunk(
     checks = [ModeCheck(mode="json", outcome="supported")]
     rec = recommend(checks, speeds, local=local, chunk_chars=chunk, system_dropped=False)
     worst = worst_case_seconds(rec.max_chunk_chars, speeds)
-    assert worst is not None and rec.request_timeout >= worst
+    assert worst is not None and rec.model_timeout >= worst
     assert rec.max_chunk_chars <= chunk
     if rec.max_chunk_chars < chunk:  # made smaller only to bring the worst case within bounds
         assert worst <= MAX_RECOMMENDED_TIMEOUT or rec.max_chunk_chars == MIN_CHUNK_CHARS

@@ -2,7 +2,7 @@
 against the mock server with the fault that reproduces it, in every instructor mode.
 
 1. output and time are bounded (``max_tokens`` always sent; ``--max-tokens``,
-   ``--request-timeout``, ``--max-attempts`` exist and take effect; hints name real options);
+   ``--model-timeout``, ``--max-attempts`` exist and take effect; hints name real options);
 2. a timeout is not re-sent to a single-slot local server that is still generating it;
 3. an unsupported mode is permanent and names the mode to use;
 4. a cut-off answer is recognized whatever ``finish_reason`` says, and the chunk split;
@@ -107,18 +107,18 @@ def test_max_tokens_and_max_attempts_are_cli_options(tmp_path: Path, mode: str) 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_timeout_is_not_resent_to_a_busy_local_server(tmp_path: Path, mode: str) -> None:
     with MockServer(slots=1, latency=30) as server:
-        result = run(tmp_path, server, "mock", "--mode", mode, "--request-timeout", 0.3)
+        result = run(tmp_path, server, "mock", "--mode", mode, "--model-timeout", 0.3)
         assert result.exit_code == 1
         assert len(chat_requests(server)) == 1  # not queued a second time behind the first
     _, (failure,) = outcome(tmp_path)
     assert failure["error_code"] == "MODEL_TIMEOUT"
-    assert {"--request-timeout", "--timeout-retries"} <= options_named(failure["error"])
+    assert {"--model-timeout", "--timeout-retries"} <= options_named(failure["error"])
     assert_names_real_options(failure["error"])
 
 
 def test_timeout_retries_resends_when_asked(tmp_path: Path) -> None:
     with MockServer(latency=30) as server:
-        args = ("--request-timeout", 0.3, "--timeout-retries", 1)
+        args = ("--model-timeout", 0.3, "--timeout-retries", 1)
         assert run(tmp_path, server, "mock", *args).exit_code == 1
         assert len(chat_requests(server)) == 2
 
@@ -275,7 +275,7 @@ def test_system_as_user_reaches_a_template_without_a_system_role(tmp_path: Path,
 
 def test_slow_prompt_processing_times_out_naming_the_option(tmp_path: Path) -> None:
     with MockServer(prompt_rate=50) as server:  # ~1,000 prompt tokens: ~20 s to read
-        result = run(tmp_path, server, "mock", "--request-timeout", 0.5)
+        result = run(tmp_path, server, "mock", "--model-timeout", 0.5)
     assert result.exit_code == 1
     _, (failure,) = outcome(tmp_path)
     assert failure["error_code"] == "MODEL_TIMEOUT"

@@ -114,7 +114,7 @@ extractor_options = _stack(
         help="Output tokens allowed per model call. Default: chosen from each chunk's size.",
     ),
     click.option(
-        "--request-timeout",
+        "--model-timeout",
         type=click.FloatRange(min=0, min_open=True),
         help="Seconds per model request. Default: 120, or 600 for a server on this machine or "
         "a private network.",
@@ -197,7 +197,7 @@ def build_extractor(o: Mapping[str, Any]) -> Extractor:
     try:
         client = get_client(
             o["model"], base_url=o["base_url"], api_key=o["api_key"], mode=o["mode"],
-            timeout=o["request_timeout"], max_attempts=o["max_attempts"],
+            timeout=o["model_timeout"], max_attempts=o["max_attempts"],
             max_tokens=o["max_tokens"], timeout_retries=o["timeout_retries"],
             system_as_user=o["system_as_user"] or None,
             cache=not o["no_cache"], cache_dir=o["cache_dir"],

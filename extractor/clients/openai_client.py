@@ -598,7 +598,7 @@ class OpenAIClient:
         sent = call.timeouts
         text = (
             f"{call.conversation.id}: no answer within {self.timeout:g}s ({sent} request(s)); "
-            "raise --request-timeout (`extractor doctor` measures how long this server needs)"
+            "raise --model-timeout (`extractor doctor` measures how long this server needs)"
         )
         if self.local and self.timeout_retries == 0:
             text += (

@@ -42,7 +42,7 @@ class Recommendation(BaseModel):
 
     mode: str | None
     max_tokens: int
-    request_timeout: float
+    model_timeout: float
     concurrency: int
     max_chunk_chars: int
     system_as_user: bool = False
@@ -52,7 +52,7 @@ class Recommendation(BaseModel):
         args = [] if self.mode is None else ["--mode", self.mode]
         args += [
             "--max-tokens", str(self.max_tokens),
-            "--request-timeout", f"{self.request_timeout:g}",
+            "--model-timeout", f"{self.model_timeout:g}",
             "--concurrency", str(self.concurrency),
             "--max-chunk-chars", str(self.max_chunk_chars),
         ]  # fmt: skip

@@ -79,7 +79,7 @@ def recommend(
     return Recommendation(
         mode=best_mode(checks),
         max_tokens=max_tokens_for_chars(chunk_chars),
-        request_timeout=float(timeout),
+        model_timeout=float(timeout),
         concurrency=concurrency,
         max_chunk_chars=chunk_chars,
         system_as_user=system_dropped,
