@@ -82,7 +82,8 @@ def test_a_llama_cpp_like_server_gets_options_that_work(tmp_path: Path) -> None:
         assert outcomes["tools"] == outcomes["json_schema"] == "unsupported"
         rec = report.recommendation
         assert rec is not None and rec.mode == "json" and rec.system_as_user
-        assert run_with(tmp_path / "a", server.base_url, model, []).exit_code == 1
+        failed = run_with(tmp_path / "a", server.base_url, model, [])
+        assert failed.exit_code == 2 and "--mode json" in failed.output  # stopped before the batch
         assert run_with(tmp_path / "b", server.base_url, model, rec.options()).exit_code == 0
 
 
