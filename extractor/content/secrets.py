@@ -124,7 +124,7 @@ def _said_secrets(text: str) -> list[Secret]:
 def _numbers(text: str) -> list[Secret]:
     found = []
     for m in _CARD.finditer(text):
-        if luhn.is_valid(re.sub(r"\D", "", m.group())):
+        if _card_number(re.sub(r"\D", "", m.group())):
             found.append(Secret("card number", m.start(), m.end()))
     for m in _IBAN.finditer(text):
         if iban.is_valid(m.group()):
@@ -134,6 +134,13 @@ def _numbers(text: str) -> list[Secret]:
     for m in _SSN.finditer(text):
         found.append(Secret("social security number", m.start(), m.end()))
     return found
+
+
+def _card_number(digits: str) -> bool:
+    """A payment card number: Luhn-valid, with an issued major industry identifier (ISO/IEC
+    7812: a leading 0 is never issued) and not one digit repeated ("0000000000000" passes Luhn
+    but is a placeholder, not a card)."""
+    return digits[:1] != "0" and len(set(digits)) > 1 and luhn.is_valid(digits)
 
 
 def redact(text: str, secrets: list[Secret] | None = None) -> str:
