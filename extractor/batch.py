@@ -541,13 +541,15 @@ async def check_endpoint(extractor: Extractor) -> None:
     :class:`ModelClientError` naming the options to check; a server that answers at all (even
     rate-limited, slow, refusing or unreadable) passes. Other clients are not checked."""
     from .cache import CachingClient
-    from .clients.openai_client import OpenAIClient
     from .errors import ModelClientError, ModelRefused, ModelTimeout, OutputTruncated, RateLimited
 
     client = extractor.client
     while isinstance(client, CachingClient):
         client = client.inner
-    if not isinstance(client, OpenAIClient):
+    # No OpenAIClient exists unless its module was imported; importing it here just to find
+    # that out would cost every offline run the openai SDK's import (about a second of CPU).
+    openai_client = sys.modules.get(f"{__package__}.clients.openai_client")
+    if openai_client is None or not isinstance(client, openai_client.OpenAIClient):
         return
     probe = extractor.coerce(PROBE)
     try:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from typing import TYPE_CHECKING
 
 import click
 
 from ..chunking import DEFAULT_MAX_CHUNK_CHARS
-from ..doctor import DoctorReport, check_server
-from ..doctor.probe import DEFAULT_PROBE_TIMEOUT
+from ..clients.compat import DEFAULT_PROBE_TIMEOUT
 from ._common import EXIT_OK, EXIT_REJECTED, model_options
+
+if TYPE_CHECKING:
+    from ..doctor import DoctorReport
 
 
 @click.command()
@@ -54,6 +57,10 @@ def doctor(
     """
     if base_url is None:
         raise click.UsageError("--base-url is required (or set EXTRACTOR_BASE_URL)")
+    # Imported here: the probe needs openai, which every other command (the offline model
+    # above all) does without; importing it costs each `extractor` start about a second.
+    from ..doctor import check_server
+
     report = asyncio.run(
         check_server(
             base_url=base_url,

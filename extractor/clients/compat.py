@@ -20,6 +20,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+#: Seconds ``extractor doctor`` allows each probe request by default (a CPU server reading a
+#: long prompt takes minutes).
+DEFAULT_PROBE_TIMEOUT = 600.0
+
 #: The mode to try when a server cannot do one (``md_json`` needs nothing of the server).
 FALLBACK_MODE = {"tools": "json", "json_schema": "json", "json": "md_json"}
 

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import openai
 
 from ..chunking import DEFAULT_MAX_CHUNK_CHARS
-from ..clients.compat import estimate_tokens, is_local
+from ..clients.compat import DEFAULT_PROBE_TIMEOUT, estimate_tokens, is_local
 from ..clients.openai_client import OpenAIClient
 from ..conversation import Conversation, conversation_from_data
 from ..errors import ExtractorError, ModeUnsupported, OutputTruncated
@@ -47,7 +47,6 @@ GENERATION_TOKENS = 64
 DELIVERED_SHARE = 0.5
 #: Timings below this are too short to tell a speed from noise (a mock answers at once).
 MIN_TIMED = 0.05
-DEFAULT_PROBE_TIMEOUT = 600.0
 
 
 async def check_server(
