@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from . import caseless
 from .content import find_secrets, fold, redact
 from .content.faithfulness import Transcript, check_faithful, widen
+from .content.sentences import quotable_ranges
 from .conversation import DEFAULT_MAX_CANDIDATES, Conversation, Message
 from .errors import ExtractionOutputError
 from .extraction import CandidateUnit, ExtractionOutput
@@ -506,7 +507,8 @@ class _Context:
         self.index = {m.id: i for i, m in enumerate(conversation.messages)}
         names = [m.name for m in conversation.messages if m.name]
         names += [_dated(m.timestamp) for m in conversation.messages if m.timestamp]
-        self.transcript = Transcript([m.text for m in conversation.messages], names)
+        ranges = [quotable_ranges(len(m.text), m.placeholder_ranges) for m in conversation.messages]
+        self.transcript = Transcript([m.text for m in conversation.messages], names, ranges)
 
 
 def _date_words(value: str) -> str:

@@ -81,12 +81,7 @@ def _assert_ok(conv: Conversation, **options: Any) -> dict[str, Any]:
     return out
 
 
-@settings(
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv=_conversation, allow_system=st.booleans())
 def test_output_always_passes_the_gate(conv: Conversation, allow_system: bool) -> None:
     _assert_ok(conv, allow_system_sources=allow_system)
@@ -130,10 +125,6 @@ def test_deterministic(conv: Conversation) -> None:
     assert json.dumps(offline_extract(conv)) == json.dumps(offline_extract(again))
 
 
-# Known open bug, found by this property: the offline model and the gate split a tool line such
-# as "REPORTEDLY.0 0S 0" into sentences differently, so the gate sees a reporter the model's
-# claim dropped (UNCERTAINTY_DROPPED). Not strict until the two share one sentence splitter.
-@pytest.mark.xfail(reason="offline model and gate split sentences differently", strict=False)
 @settings(max_examples=100, deadline=None)
 @given(conv=_conversation, limit=st.integers(min_value=0, max_value=6))
 def test_candidate_limit_is_respected_without_orphans(conv: Conversation, limit: int) -> None:

@@ -18,7 +18,8 @@ sentence(s) it shares most content words with, and then must
 
 "The source" is the quote's sentences, its whole message, and the conversation before it (for
 pronouns, and for answers such as "Yes, two." that draw on the question). Words are compared as
-Snowball stems of folded text (:func:`~.unicode.fold`), sentences come from pySBD. The check is
+Snowball stems of folded text (:func:`~.unicode.fold`), sentences come from the splitter the
+offline model uses too (:mod:`.sentences`). The check is
 measured on MSC, both ways (``extractor eval --faithfulness``, ``docs/evaluation.md``).
 """
 
@@ -28,12 +29,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
-from itertools import pairwise
 from typing import Any
 
-import pysbd
 import snowballstemmer
 
+from .sentences import sentence_spans
 from .unicode import fold
 
 # --- Words -----------------------------------------------------------------------------------
@@ -366,7 +366,7 @@ def _report_spans(folded: str) -> list[tuple[int, int]]:
 # --- Clauses ---------------------------------------------------------------------------------
 
 _CLAUSE_BREAK = re.compile(
-    r"(?<=[.!?;])[\"'”’)]*\s+|\s+-+\s+|,\s*(?=(?:and|but|so|while|though|although|whereas|"
+    r"(?<=;)[\"'”’)]*\s+|\s+-+\s+|,\s*(?=(?:and|but|so|while|though|although|whereas|"
     r"because)\b)|\s+(?=(?:but|whereas|although|though)\b)|\s+(?=and\s+(?:i|i'm|i've|he|she|"
     r"they|we|it|user|the user|my|his|her|their|our)\b)",
     re.IGNORECASE,
@@ -378,30 +378,18 @@ def clauses(text: str) -> list[str]:
     return [part for part in _CLAUSE_BREAK.split(text) if part and part.strip()]
 
 
-@cache
-def _segmenter() -> pysbd.Segmenter:
-    return pysbd.Segmenter(language="en", clean=False, char_span=True)
-
-
-def sentences_around(text: str, start: int, end: int) -> list[str]:
-    """The sentences of ``text`` that the span ``[start:end]`` overlaps (whole sentences)."""
-    bounds = [(s.start, s.end) for s in _segmenter().segment(text)] if text.strip() else []
-    split = [part for lo, hi in bounds for part in _split_at_i(text, lo, hi)]
-    hit = [text[lo:hi] for lo, hi in split if lo < max(end, start + 1) and start < hi]
+def sentences_around(
+    text: str, start: int, end: int, quotable: Sequence[tuple[int, int]] | None = None
+) -> list[str]:
+    """The sentences of ``text`` that the span ``[start:end]`` overlaps (whole sentences), cut
+    by the splitter the offline model uses too (:mod:`.sentences`); ``quotable``: the ranges of
+    the message outside its placeholders."""
+    hit = [
+        text[lo:hi]
+        for lo, hi in sentence_spans(text, quotable)
+        if lo < max(end, start + 1) and start < hi
+    ]
     return hit or [text[start:end]]
-
-
-_NEW_SENTENCE_I = re.compile(
-    r"(?<=[.!?])\s+(?=I\b)|(?<=\b(?:May|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\.)\s+|"
-    r"(?<=[.!?])(?=[A-Z])"
-)
-
-
-def _split_at_i(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
-    """pySBD keeps "... in May. I live ..." as one sentence (it reads "May." as an
-    abbreviation); a full stop after a month, or before a sentence-initial "I", ends one."""
-    cuts = [lo, *(lo + m.end() for m in _NEW_SENTENCE_I.finditer(text[lo:hi])), hi]
-    return list(pairwise(cuts))
 
 
 # --- The check -------------------------------------------------------------------------------
@@ -453,8 +441,9 @@ def _source(
     context: Sequence[str],
     stems: frozenset[str],
     values: frozenset[float],
+    quotable: Sequence[tuple[int, int]] | None = None,
 ) -> Source:
-    sentences = sentences_around(message, start, end)
+    sentences = sentences_around(message, start, end, quotable)
     before = list(context[-NEAR_MESSAGES:]) if NEAR_MESSAGES else []
     near = {stem(t) for t in words("\n".join([*sentences, *before]))}
     return Source(
@@ -510,11 +499,18 @@ class Transcript:
     context of each quote is "the conversation up to the turn", and many candidates cite the
     same or nearby turns."""
 
-    def __init__(self, texts: Sequence[str], names: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        texts: Sequence[str],
+        names: Sequence[str] = (),
+        quotable: Sequence[Sequence[tuple[int, int]] | None] = (),
+    ) -> None:
         """``names``: words every quote may use besides its messages' (the speakers' names,
         so "Tool search returned ..." can name the tool; the messages' dates, so a relative
-        "yesterday" may be resolved to "2024-05-08")."""
+        "yesterday" may be resolved to "2024-05-08"). ``quotable``: per message, its ranges
+        outside placeholders (sentences never cross a placeholder); all of it when missing."""
         self.texts = list(texts)
+        self.quotable = list(quotable)
         extra = words(" ".join(names))
         self._names = frozenset(stem(t) for t in extra)
         self._name_numbers = frozenset(numbers(extra))
@@ -524,7 +520,9 @@ class Transcript:
     def source(self, index: int, start: int, end: int) -> Source:
         """The :class:`Source` of the quote ``[start:end]`` of message ``index``."""
         stems, values = self._prefix(index)
-        source = _source(self.texts[index], start, end, self.texts[:index], stems, values)
+        ranges = self.quotable[index] if index < len(self.quotable) else None
+        text = self.texts[index]
+        source = _source(text, start, end, self.texts[:index], stems, values, ranges)
         return replace(source, near=source.near | self._names)
 
     def _words_of(self, index: int) -> tuple[frozenset[str], frozenset[float]]:
@@ -633,8 +631,8 @@ def _unquote(m: re.Match[str], source: Source) -> str:
 
 
 def _sentences(content: str) -> list[str]:
-    """A content's sentences (a closing quotation mark stays with its sentence)."""
-    return [s for s in re.split(r'(?<=[.!?]["”])\s+|(?<=[.!?])\s+(?=[A-Z"“])', content) if s]
+    """A content's sentences, cut where a quote's are (:mod:`.sentences`)."""
+    return [content[lo:hi] for lo, hi in sentence_spans(content)]
 
 
 def _unsupported(part: str, source: Source) -> Finding | None:

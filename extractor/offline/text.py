@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..content.sentences import quotable_ranges, split
 from ..conversation import Message
 
 
@@ -23,13 +24,6 @@ class Piece:
     text: str
 
 
-#: Sentence ends: terminal punctuation followed by whitespace, CJK terminals, or a line break.
-_BOUNDARY = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|(?<=[。！？])|\n+")
-_ABBREVIATIONS = re.compile(
-    r"\b(?:mr|mrs|ms|dr|st|prof|sr|jr|vs|etc|e\.g|i\.e|approx|no|inc|ltd|co|u\.s|a\.m|p\.m)\.$",
-    re.IGNORECASE,
-)
-_CODE = re.compile(r"`[^`\n]*`")
 _EDGE_PUNCT = " \t\r\n\"'“”‘’*_-–—•·>#([{"
 _TRAIL_STRIP = " \t\r\n,;:-–—"
 #: Lines (tool output) lose only surrounding whitespace: a JSON object keeps its leading '{"'.
@@ -38,16 +32,7 @@ _SPACE = " \t\r\n"
 
 def text_ranges(message: Message) -> list[tuple[int, int]]:
     """The parts of ``message.text`` that may be quoted (everything but placeholders)."""
-    text = message.text
-    ranges: list[tuple[int, int]] = []
-    cursor = 0
-    for lo, hi in message.placeholder_ranges:
-        if lo > cursor:
-            ranges.append((cursor, lo))
-        cursor = max(cursor, hi)
-    if cursor < len(text):
-        ranges.append((cursor, len(text)))
-    return ranges
+    return quotable_ranges(len(message.text), message.placeholder_ranges)
 
 
 def sentences(message: Message) -> list[Piece]:
@@ -77,23 +62,10 @@ def lines(message: Message) -> list[Piece]:
 
 
 def _split(text: str, lo: int, hi: int) -> list[Piece]:
-    protected = [(m.start() + lo, m.end() + lo) for m in _CODE.finditer(text[lo:hi])]
-    pieces: list[Piece] = []
-    start = lo
-    for m in _BOUNDARY.finditer(text, lo, hi):
-        cut = m.start()
-        if any(a < cut < b for a, b in protected):
-            continue
-        if "\n" not in m.group(0) and _ABBREVIATIONS.search(text[max(start, cut - 6) : cut]):
-            continue
-        piece = trim(text, start, cut)
-        if piece is not None:
-            pieces.append(piece)
-        start = m.end()
-    piece = trim(text, start, hi)
-    if piece is not None:
-        pieces.append(piece)
-    return pieces
+    """The trimmed sentences of ``text[lo:hi]``, cut where the gate cuts them
+    (:func:`~extractor.content.sentences.split`)."""
+    pieces = (trim(text, start, end) for start, end in split(text, lo, hi))
+    return [piece for piece in pieces if piece is not None]
 
 
 def trim(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ..content.sentences import split
 from ..conversation import Conversation, Message
 from ..extraction import Uncertainty
 from ..proposal.events import event_content
@@ -120,7 +121,7 @@ def _source_claims(message: Message, usable: list[Piece], tool: str) -> list[Dra
     out: list[Draft] = []
     for line in usable:
         source_line = _SOURCE_PREFIX.match(line.text)
-        for piece in _sentences_of(line):
+        for piece in _sentences_of(message.text, line):
             source = source_line.group("source").strip() if source_line else None
             if source_line and piece.start < line.start + source_line.end():
                 rest = sub_piece(piece, line.start + source_line.end() - piece.start)
@@ -153,10 +154,11 @@ def _source_claims(message: Message, usable: list[Piece], tool: str) -> list[Dra
     return out
 
 
-def _sentences_of(line: Piece) -> list[Piece]:
+def _sentences_of(text: str, line: Piece) -> list[Piece]:
+    """The sentences of a line, cut where the gate cuts them (one splitter for both)."""
     found = []
-    for m in re.finditer(r"[^.!?]+(?:[.!?]+(?=\s|$)|$)", line.text):
-        piece = sub_piece(line, m.start(), m.end())
+    for start, end in split(text, line.start, line.end):
+        piece = sub_piece(line, start - line.start, end - line.start)
         if piece is not None:
             found.append(piece)
     return found
