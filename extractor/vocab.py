@@ -103,9 +103,11 @@ class Scope(StrEnum):
     READ = "read"
     REVOKE = "revoke"
     ERASE = "erase"
+    #: The stored record, ``why`` and lineage of a memory: for inspection, never for a purpose.
+    AUDIT = "audit"
 
 
-#: What a new API key may do unless told otherwise: no revocation, no erasure.
+#: What a new API key may do unless told otherwise: no revocation, no erasure, no audit.
 DEFAULT_SCOPES = (Scope.EXTRACT, Scope.INGEST, Scope.READ)
 
 

@@ -67,7 +67,8 @@ def test_every_post_declares_the_published_conversation_schema_as_its_body():
             media = body["content"]["application/json"]
             assert media["schema"]["$ref"] in ("#/components/schemas/ConversationInput",
                                                "#/components/schemas/ReadBody",
-                                               "#/components/schemas/RevokeRequest")  # fmt: skip
+                                               "#/components/schemas/RevokeRequest",
+                                               "#/components/schemas/EraseRequest")  # fmt: skip
             assert media["example"]
     component = PUBLISHED["components"]["schemas"]["ConversationObject"]
     assert component["required"] == ["messages"]
@@ -100,27 +101,81 @@ def test_routes_that_do_work_declare_auth_and_every_error_status():
         assert "security" not in PUBLISHED["paths"][path]["get"]
 
 
+#: The stateful phase runs longer scenarios than the default (6 steps), so that a chain of four
+#: linked calls (ingest -> read -> revoke -> read) fits in one with room for detours.
+SCHEMATHESIS_CONFIG = """
+[phases.stateful]
+max-steps = 10
+
+[phases.stateful.generation]
+max-examples = 40
+"""
+
+
 def test_schemathesis_finds_no_failure_with_every_check(service: tuple[str, str], tmp_path: Path):
     url, token = service
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks",
            "PYTHONPATH": str(ROOT / "tests")}  # fmt: skip
+    (tmp_path / "schemathesis.toml").write_text(SCHEMATHESIS_CONFIG, encoding="utf-8")
+    har = tmp_path / "run.har"
     command = [str(SCHEMATHESIS), "run", f"{url}/openapi.json", "--checks", "all",
                "--header", f"Authorization: Bearer {token}", "--max-examples", "15",
                "--seed", "20261201", "--generation-database", "none", "--no-color",
-               "--workers", "1"]  # fmt: skip
+               "--workers", "1", "--report", "har", "--report-har-path", str(har)]  # fmt: skip
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
+                          timeout=900)  # fmt: skip
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]
     assert "failure" not in summary and "error" not in summary, summary
     assert "Stateful" in done.stdout and "0 covered" not in done.stdout
+    entries = json.loads(har.read_text(encoding="utf-8"))["log"]["entries"]
+    stored, read, revoked, reread = chain(entries)
+    assert reread, (f"no memory went ingest -> read -> revoke -> read: {len(stored)} stored, "
+                    f"{len(read)} read, {len(revoked)} revoked")  # fmt: skip
+
+
+def chain(entries: list[dict[str, Any]]) -> tuple[set[str], ...]:
+    """Memory ids (of the fuzzer's successful calls, in order) that were stored by an ingest,
+    then returned by a read, then revoked, then read about again (the same subject): a revoked
+    memory is never returned again."""
+    stored: set[str] = set()
+    subject_of: dict[str, str] = {}
+    revoked: set[str] = set()
+    reread: set[str] = set()
+    for entry in entries:
+        if entry["response"]["status"] != 200:
+            continue
+        url = entry["request"]["url"]
+        body = json.loads(entry["response"]["content"]["text"])
+        if url.endswith("/v1/memories:ingest"):
+            stored |= set(body["stored"]) | set(body["already_stored"])
+        elif url.endswith("/v1/memories:read"):
+            subject, returned = body["request"]["subject"], {i["memory_id"] for i in body["items"]}
+            assert not returned & revoked, f"a revoked memory was read: {returned & revoked}"
+            reread |= {m for m in revoked if subject_of[m] == subject}
+            subject_of.update((m, subject) for m in returned & stored)
+        elif url.endswith(":revoke"):
+            memory = url.rsplit("/", 1)[1].split(":")[0]
+            if memory in subject_of:
+                revoked.add(memory)
+    return stored, set(subject_of), revoked, reread
 
 
 def test_the_stateful_chain_is_linked_in_the_document():
-    ingest = PUBLISHED["paths"]["/v1/memories:ingest"]["post"]["responses"]["200"]["links"]
-    assert {link["operationId"] for link in ingest.values()} == {"getMemory", "revokeMemory"}
-    revoke = PUBLISHED["paths"]["/v1/memories/{memory_id}:revoke"]["post"]["responses"]["200"]
-    assert revoke["links"]["GetRevokedMemory"]["operationId"] == "getMemory"
+    def links(path: str, method: str) -> dict[str, Any]:
+        return PUBLISHED["paths"][path][method]["responses"]["200"]["links"]
+
+    ingest = links("/v1/memories:ingest", "post")
+    assert {link["operationId"] for link in ingest.values()} == {
+        "readMemories", "getMemory", "explainMemory", "revokeMemory", "eraseMemories"}  # fmt: skip
+    assert ingest["ReadIngestedSubject"]["requestBody"]["subject"] == "$response.body#/subject"
+    read = links("/v1/memories:read", "post")
+    assert read["RevokeReadMemory"] == {
+        "operationId": "revokeMemory",
+        "parameters": {"memory_id": "$response.body#/items/0/memory_id"}}  # fmt: skip
+    assert read["ReadAgain"]["operationId"] == "readMemories"
+    revoke = links("/v1/memories/{memory_id}:revoke", "post")
+    assert revoke["GetRevokedMemory"]["operationId"] == "getMemory"
 
 
 @settings(max_examples=200)

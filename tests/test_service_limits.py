@@ -84,6 +84,72 @@ def test_over_the_rate_limit_is_429_with_retry_after_per_key(keys: KeyStore, off
         assert call(alice).status_code == 429
 
 
+def test_invalid_keys_from_one_address_get_429_and_never_lock_out_another(
+    keys: KeyStore, offline_extractor
+):
+    clock = Clock()
+    limits = ServiceLimits(rate_per_s=None, auth_failure_rate_per_s=0.1, auth_failure_burst=3)
+    _, token = keys.create(tenant="acme", caller="alice")
+    app = create_app(offline_extractor, keys=keys, service_limits=limits, clock=clock)
+    attacker = TestClient(app, client=("203.0.113.7", 40000))
+    holder = TestClient(app, client=("198.51.100.2", 40000))
+    neighbour = TestClient(app, client=("203.0.113.7", 40001))  # the attacker's address
+
+    def call(client: TestClient, key: str) -> Any:
+        headers = {"authorization": f"Bearer {key}"}
+        return client.post("/v1/extract", json=CONVERSATION, headers=headers)
+
+    guesses = ["nope", token[:-1] + "0", "mce_0123456789abcdef_" + "0" * 48]
+    assert [call(attacker, g).status_code for g in guesses] == [401, 401, 401]
+    refused = call(attacker, "another-guess")
+    assert refused.status_code == 429 and refused.headers["retry-after"] == "10"
+    assert refused.json()["error"] == {
+        "code": "TOO_MANY_AUTH_FAILURES", "field": None,
+        "message": "too many failed authentications from this address (3, then one per 10 s); "
+        "retry after 10 s"}  # fmt: skip
+    for _ in range(50):  # the attacker keeps trying: only its own address waits
+        assert call(attacker, "guess").status_code == 429
+        assert call(holder, token).status_code == 200
+    assert call(holder, "typo").status_code == 401, "the holder's address has its own budget"
+    assert call(neighbour, token).status_code == 429, "an address shared with the attacker waits"
+    no_key = attacker.post("/v1/extract", json=CONVERSATION)
+    assert no_key.status_code == 401, "no key at all is not a guess"
+    clock.now += 10
+    assert call(neighbour, token).status_code == 200, "one failure's worth refilled"
+    assert call(attacker, "guess").status_code == 401
+    assert call(attacker, "guess").status_code == 429
+
+
+def test_addresses_of_failed_authentications(offline_extractor):
+    from starlette.requests import Request
+
+    from extractor.service.auth import client_address
+
+    def address(host: str | None) -> str:
+        scope = {"type": "http", "client": None if host is None else (host, 1), "headers": []}
+        return client_address(Request(scope))
+
+    assert address("203.0.113.7") == "203.0.113.7"
+    assert address("2001:db8:1:2:3:4:5:6") == address("2001:db8:1:2:ffff::1") == "2001:db8:1:2::/64"
+    assert address("2001:db8:1:3::1") != address("2001:db8:1:2::1")
+    assert address("::ffff:203.0.113.7") == "203.0.113.7"
+    assert address("testclient") == "testclient" and address(None) == "unknown"
+
+
+def test_rate_limiter_buckets_are_bounded():
+    clock = Clock()
+    limiter = RateLimiter(1.0, 2, clock=clock, max_keys=3)
+    for key in "abcde":
+        assert limiter.acquire(key) is None
+    assert limiter.peek("a") is None, "an evicted bucket is a full one"
+    assert limiter.acquire("e") is None and limiter.acquire("e") == 1
+    assert limiter.peek("e") == 1, "peeking takes nothing"
+    clock.now += 5  # everything refilled: refilled buckets go first
+    for key in "vwxyz":
+        limiter.acquire(key)
+    assert limiter.acquire("z") is None and limiter.acquire("z") == 1
+
+
 class BlockingClient:
     """An extraction client that waits until released (cancellable), then answers offline."""
 

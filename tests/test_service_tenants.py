@@ -76,8 +76,16 @@ def ids_in(value: Any) -> set[str]:
     return {value.split(":")[0]} if isinstance(value, str) and value.startswith("mem_") else set()
 
 
+#: Routes that name one memory: (method, path suffix, body); all answer 404 outside the tenant.
+BY_ID = {
+    "get": ("GET", "", None),
+    "why": ("GET", ":why", None),
+    "lineage": ("GET", ":lineage", None),
+    "revoke": ("POST", ":revoke", {"reason": "test"}),
+}
 OPS = st.lists(
-    st.tuples(st.sampled_from(TENANTS), st.sampled_from(["ingest", "get", "revoke", "read"]),
+    st.tuples(st.sampled_from(TENANTS),
+              st.sampled_from(["ingest", "read", "erase", "erase-subject", *BY_ID]),
               st.integers(0, len(CONVERSATIONS) - 1), st.integers(0, 3)),
     min_size=1, max_size=8,
 )  # fmt: skip
@@ -88,6 +96,7 @@ OPS = st.lists(
 def test_no_sequence_of_requests_crosses_tenants(offline_extractor, tmp_path_factory, ops):
     service = Service(offline_extractor, tmp_path_factory.mktemp("tenants"))
     owned: dict[str, set[str]] = {t: set() for t in TENANTS}
+    erased: dict[str, set[str]] = {t: set() for t in TENANTS}
     ingested: dict[str, set[int]] = {t: set() for t in TENANTS}
     try:
         for tenant, op, conversation, pick in ops:
@@ -111,22 +120,35 @@ def test_no_sequence_of_requests_crosses_tenants(offline_extractor, tmp_path_fac
                 response = service.call(tenant, "POST", "/v1/memories:read", READ)
                 assert response.status_code == 200, response.text
                 assert {i["memory_id"] for i in response.json()["items"]} <= owned[tenant]
-            elif op == "get":
-                response = service.call(tenant, "GET", f"/v1/memories/{target}")
+            elif op == "erase-subject":
+                response = service.call(tenant, "POST", "/v1/memories:erase", {"subject": "u1"})
+                assert response.status_code in (200, 404), response.text
+                erased[tenant] |= set(ids_in(response.json()))
+            elif op == "erase":
+                response = service.call(tenant, "POST", "/v1/memories:erase",
+                                        {"memory_id": target})  # fmt: skip
+                if target in owned[tenant] - erased[tenant]:
+                    assert response.status_code == 200, response.text
+                    erased[tenant] |= {target} | ids_in(response.json())
+                elif target not in owned[tenant]:
+                    assert (response.status_code, response.json()) == (404, not_found(target))
             else:
-                response = service.call(tenant, "POST", f"/v1/memories/{target}:revoke",
-                                        {"reason": "test"})  # fmt: skip
-            if op in ("get", "revoke"):
+                method, suffix, body = BY_ID[op]
+                response = service.call(tenant, method, f"/v1/memories/{target}{suffix}", body)
                 if target in owned[tenant]:
                     assert response.status_code == 200, response.text
                 else:
-                    assert response.status_code == 404
-                    assert response.json() == not_found(target)
+                    assert (response.status_code, response.json()) == (404, not_found(target))
             assert not ids_in(response.json()) & (owned[other] - owned[tenant])
         for tenant in TENANTS:  # the store agrees: every claim is in its ingesting tenant
             other = TENANTS[1 - TENANTS.index(tenant)]
             stored = {c.memory_id for c in service.store.claims(tenant=tenant)}
             assert stored == owned[tenant] and not stored & owned[other]
+            gone = {c.memory_id for c in service.store.claims(tenant=tenant) if c.erased}
+            assert gone == erased[tenant], "only the tenant's own erasures reached its memories"
+        with sqlite3.connect(service.store.backend.location) as db:
+            audited = set(db.execute("SELECT tenant, caller FROM reads").fetchall())
+        assert audited <= {(t, f"{t}-app") for t in TENANTS}, "the read audit names the key"
     finally:
         service.close()
 
@@ -153,6 +175,73 @@ def test_another_tenants_memory_is_exactly_as_absent_as_no_memory(service: Servi
     service_logs = [r.getMessage() for r in caplog.records
                     if r.name.startswith(("extractor", "uvicorn", "fastapi", "starlette"))]  # fmt: skip
     assert not [line for line in service_logs if "globex" in line or theirs in line]
+
+
+class Spy:
+    """Records every call the service makes on the store and its backend: the method, the keys
+    (not the values) of the mappings it passes and the SQL it runs: the shape of each query."""
+
+    def __init__(self, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[tuple[str, ...]] = []
+        for target, names in ((store, STORE_METHODS), (store.backend, BACKEND_METHODS)):
+            for name in names:
+                monkeypatch.setattr(target, name, self.wrap(name, getattr(target, name)))
+
+    def wrap(self, name: str, method: Any) -> Any:
+        def spied(*args: Any, **kwargs: Any) -> Any:
+            shape = [
+                ",".join(a)
+                if isinstance(a, dict)
+                else a
+                if isinstance(a, str) and name == "execute"
+                else type(a).__name__
+                for a in args
+            ]  # the SQL itself
+            self.calls.append((name, *shape, *sorted(kwargs)))
+            return method(*args, **kwargs)
+
+        return spied
+
+    def during(self, call: Any, *args: Any) -> tuple[Any, list[tuple[str, ...]]]:
+        self.calls.clear()
+        response = call(*args)
+        return response, list(self.calls)
+
+
+STORE_METHODS = ("claims", "claim", "why", "lineage", "revoke", "erase", "history", "ingest")
+BACKEND_METHODS = ("current", "current_in", "select", "select_in", "history", "execute",
+                   "events", "append_event", "transaction")  # fmt: skip
+
+
+def test_not_found_and_another_tenants_take_the_same_code_path(service: Service, monkeypatch):
+    stored = service.call("globex", "POST", "/v1/memories:ingest", CONVERSATIONS[0]).json()
+    theirs, nowhere = stored["stored"][0], "mem_" + "0" * 20
+    spy = Spy(service.store, monkeypatch)
+    requests = {
+        **{op: (method, f"/v1/memories/{{}}{suffix}", body)
+           for op, (method, suffix, body) in BY_ID.items()},
+        "erase": ("POST", "/v1/memories:erase", {"memory_id": "{}"}),
+    }  # fmt: skip
+    for op, (method, path, body) in requests.items():
+        answers = []
+        for target in (theirs, nowhere):
+            filled = {k: v.format(target) for k, v in body.items()} if body else None
+            answers.append(spy.during(service.call, "acme", method, path.format(target), filled))
+        (mine, mine_calls), (none, none_calls) = answers
+        assert (mine.status_code, none.status_code) == (404, 404), op
+        assert mine.json() == not_found(theirs) and none.json() == not_found(nowhere), op
+        assert dict(mine.headers) == dict(none.headers), op
+        assert mine_calls == none_calls, op
+        assert mine_calls == [
+            ("select", "str", "tenant,memory_id"),
+            ("execute", "SELECT * FROM memories WHERE tenant IS ? AND memory_id IS ?", "list"),
+        ], "one tenant-first lookup, then the 404"
+    subjects = [
+        spy.during(service.call, "acme", "POST", "/v1/memories:erase", {"subject": subject})
+        for subject in ("u1", "nobody")
+    ]
+    (a, a_calls), (b, b_calls) = subjects
+    assert (a.status_code, b.status_code) == (404, 404) and a_calls == b_calls
 
 
 def test_the_same_conversation_in_two_tenants_is_two_memories(service: Service):

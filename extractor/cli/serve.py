@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..cache import default_cache_dir
 from ..heap import tune_collector
 from ._common import UnusableInput, build_extractor, extractor_options
 from .keys import open_keys
@@ -46,6 +47,19 @@ NO_KEYS = (
 )  # fmt: skip
 @click.option("--burst", type=click.IntRange(min=1), default=20, show_default=True,
               help="Requests a key may make at once before --rate-limit applies.")  # fmt: skip
+@click.option(
+    "--auth-failure-burst", type=click.IntRange(min=1), default=10, show_default=True,
+    help="Invalid keys one client address may send before it must wait (429).",
+)  # fmt: skip
+@click.option(
+    "--auth-failure-rate", type=click.FloatRange(min=0), default=0.1, show_default=True,
+    help="Invalid keys per second an address may send after its burst; 0 turns the limit off.",
+)  # fmt: skip
+@click.option(
+    "--forwarded-allow-ips", default=None, metavar="IPS",
+    help="Proxies (comma-separated IPs, or '*') whose X-Forwarded-For names the client "
+    "address; without it the address is the connecting peer's.",
+)  # fmt: skip
 @click.option(
     "--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True,
     help="Requests doing work at once (503 SERVER_BUSY beyond).",
@@ -91,18 +105,23 @@ def serve(
         max_body_bytes=options.pop("max_body_bytes"),
         rate_per_s=options.pop("rate_limit") or None,
         burst=options.pop("burst"),
+        auth_failure_rate_per_s=options.pop("auth_failure_rate") or None,
+        auth_failure_burst=options.pop("auth_failure_burst"),
         max_concurrency=options.pop("max_concurrency"),
         request_timeout_s=options.pop("request_timeout"),
     )
+    forwarded = options.pop("forwarded_allow_ips")
+    cache_dir = None if options["no_cache"] else options["cache_dir"] or default_cache_dir()
     extractor = build_extractor(options)
     with (
         open_keys(keys, create=False) if keys is not None else nullcontext() as key_store,
         open_store(store_path) if store_path is not None else nullcontext() as store,
     ):
         app = create_app(extractor, keys=key_store, no_auth=no_auth, service_limits=limits,
-                         store=store)  # fmt: skip
+                         store=store, cache_dir=cache_dir)  # fmt: skip
         tune_collector()
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=bool(forwarded),
+                    forwarded_allow_ips=forwarded)  # fmt: skip
 
 
 @contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import pathlib
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -21,8 +22,10 @@ from ..results import ConversationResult
 from ..schemas import SCHEMAS, schema_for
 from ..store import MemoryStore
 from ..vocab import Scope
+from .audit import install_audit_routes
 from .auth import Caller, Gate
 from .body import check_schema, json_path, read_json
+from .erasure import install_erase_route
 from .errors import ApiError, error_responses, model_error
 from .keys import KeyStore
 from .limits import RateLimiter, ServiceLimits, WorkSlots
@@ -51,6 +54,7 @@ def create_app(
     limits: Limits | None = None,
     service_limits: ServiceLimits | None = None,
     store: MemoryStore | None = None,
+    cache_dir: pathlib.Path | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> FastAPI:
     """The FastAPI application.
@@ -58,8 +62,10 @@ def create_app(
     ``keys`` authenticates callers (required unless ``no_auth=True``, which serves one local
     tenant with every grant: for development only). ``extractor`` defaults to the offline model;
     ``limits`` (message size and count) default to the extractor's own; ``service_limits`` are
-    the abuse limits; ``store`` adds the memory routes (:mod:`.memories`), every one inside the
-    key's tenant; ``clock`` (monotonic seconds) drives the rate limiter.
+    the abuse limits; ``store`` adds the memory routes (:mod:`.memories`, :mod:`.audit`,
+    :mod:`.erasure`), every one inside the key's tenant; ``cache_dir`` is the extractor's
+    response cache, which an erasure scrubs; ``clock`` (monotonic seconds) drives the rate
+    limiters.
     """
     if (keys is None) == (not no_auth):
         raise ValueError("create_app needs keys=KeyStore(...) to authenticate callers, or "
@@ -68,7 +74,12 @@ def create_app(
     limits = limits or extractor.limits
     caps = service_limits or ServiceLimits()
     limiter = RateLimiter(caps.rate_per_s, caps.burst, clock=clock) if caps.rate_per_s else None
-    gate = Gate(keys, limiter)
+    failures = (
+        RateLimiter(caps.auth_failure_rate_per_s, caps.auth_failure_burst, clock=clock)
+        if caps.auth_failure_rate_per_s
+        else None
+    )
+    gate = Gate(keys, limiter, failures)
     work = WorkSlots(caps)
     app = FastAPI(
         title="memory-candidate-extractor",
@@ -140,6 +151,9 @@ def create_app(
     if store is not None:
         install_memory_routes(app, store=store, caps=caps, gate=gate, work=work,
                               extract_from=extract_from)  # fmt: skip
+        install_audit_routes(app, store=store, gate=gate)
+        install_erase_route(app, store=store, caps=caps, gate=gate, work=work,
+                            cache_dir=cache_dir)  # fmt: skip
 
     install_openapi(app, auth=not no_auth)
     return app

@@ -36,8 +36,9 @@ CODES: dict[int, tuple[str, tuple[str, ...]]] = {
     415: ("The Content-Type is not JSON.", ("UNSUPPORTED_MEDIA_TYPE",)),
     422: ("The body does not match the published schema, or the loader refuses it; `field` "
            "names where.", ("SCHEMA_INVALID", "INPUT_INVALID", "LIMIT_EXCEEDED")),
-    429: ("This key is over its rate limit; `Retry-After` says when to try again.",
-          ("RATE_LIMITED",)),
+    429: ("This key is over its rate limit, or this client address has sent too many invalid "
+          "keys; `Retry-After` says when to try again.",
+          ("RATE_LIMITED", "TOO_MANY_AUTH_FAILURES")),
     500: ("A bug or a broken policy; the message says which.", ()),
     502: ("The model failed, refused, or answered with nothing usable.",
           ("MODEL_ERROR", "MODEL_REFUSED", "MODEL_OUTPUT_TRUNCATED", "OUTPUT_UNREADABLE")),

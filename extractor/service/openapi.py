@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from .._version import SCHEMA_VERSION, __version__
 from ..schemas import DEFAULT_SCHEMAS_DIR, ConversationInput, datetimes_as_written, schema_for
 from .errors import EXAMPLES
+from .links import add_links
 
 OPENAPI_FILE = "openapi.json"
 REF_TEMPLATE = "#/components/schemas/{model}"
@@ -29,6 +30,7 @@ REF_TEMPLATE = "#/components/schemas/{model}"
 EXAMPLE_TIME = datetime(2026, 11, 30, 9, 5, tzinfo=UTC)
 CONVERSATION_EXAMPLE: dict[str, Any] = {
     "id": "chat-42",
+    "metadata": {"user_id": "user-42"},
     "messages": [
         {"role": "user", "content": "My manager is Alice.", "timestamp": "2026-11-30T09:00:00Z"},
         {"role": "assistant", "content": "Noted."},
@@ -55,7 +57,8 @@ def store_examples() -> dict[str, Any]:
     from ..pipeline import Extractor
     from ..read import Caller, MemoryReader
     from ..store import MemoryStore
-    from .memories import MemoryRecord
+    from .audit import MemoryLineage, MemoryRecord, MemoryWhy
+    from .erasure import ErasureReceipt
 
     extractor = Extractor(OfflineClient(), clock=lambda: EXAMPLE_TIME)
     conversation = {**CONVERSATION_EXAMPLE, "id": f"acme/{CONVERSATION_EXAMPLE['id']}"}
@@ -64,18 +67,25 @@ def store_examples() -> dict[str, Any]:
         TemporaryDirectory() as scratch,
         MemoryStore(Path(scratch) / "memory.db", clock=lambda: EXAMPLE_TIME) as store,
     ):
-        result = extractor.process(conversation, tenant="acme", subject=read["subject"])
+        result = extractor.process(conversation, tenant="acme")
         report = store.ingest(result, tenant="acme")
         memory_id = report.stored[0]
-        record = MemoryRecord(memory_id=memory_id, claims=store.claims(memory_id=memory_id))
+        claims = store.claims(tenant="acme", memory_id=memory_id)
+        record = MemoryRecord(memory_id=memory_id, claims=claims)
+        why = MemoryWhy(memory_id=memory_id, claims=[store.why(c.claim_id) for c in claims])
+        lineage = MemoryLineage(memory_id=memory_id,
+                                claims=[store.lineage(c.claim_id) for c in claims])  # fmt: skip
         with MemoryReader(store, clock=lambda: EXAMPLE_TIME) as reader:
             answer = reader.read(read["query"], tenant="acme", subject=read["subject"],
                                  caller=Caller(id="support-bot", acting_for=read["subject"]),
                                  purpose=read["purpose"], k=read["k"])  # fmt: skip
         revocation = store.revoke(memory_id, reason=REQUEST_EXAMPLES["RevokeRequest"]["reason"],
                                   actor="support-bot")  # fmt: skip
+        erasure = ErasureReceipt.of(store.erase(memory_id=report.stored[-1], tenant="acme",
+                                                actor="privacy-desk"))  # fmt: skip
     examples = {"ingestMemories": report, "readMemories": answer, "getMemory": record,
-                "revokeMemory": revocation}  # fmt: skip
+                "explainMemory": why, "getMemoryLineage": lineage, "revokeMemory": revocation,
+                "eraseMemories": erasure}  # fmt: skip
     text = json.dumps({k: v.model_dump(mode="json") for k, v in examples.items()})
     fixed: dict[str, Any] = json.loads(text.replace(answer.read_id, "read_example"))
     return fixed  # a read id is random: the example's is fixed, so the document is reproducible
@@ -99,20 +109,25 @@ SUCCESS_EXAMPLES: dict[str, Callable[[], Any]] = {
     "getMemory": lambda: store_examples()["getMemory"],
     "readMemories": lambda: store_examples()["readMemories"],
     "revokeMemory": lambda: store_examples()["revokeMemory"],
+    "explainMemory": lambda: store_examples()["explainMemory"],
+    "getMemoryLineage": lambda: store_examples()["getMemoryLineage"],
+    "eraseMemories": lambda: store_examples()["eraseMemories"],
 }
 
 
 def request_models() -> list[type[BaseModel]]:
     """The bodies routes read themselves (so FastAPI does not know them as components)."""
+    from .erasure import EraseRequest
     from .memories import ReadBody, RevokeRequest
 
-    return [ConversationInput, ReadBody, RevokeRequest]
+    return [ConversationInput, ReadBody, RevokeRequest, EraseRequest]
 
 
 #: component -> the example of a request body.
 REQUEST_EXAMPLES: dict[str, Any] = {
     "ConversationInput": CONVERSATION_EXAMPLE,
     "RevokeRequest": {"reason": "the user said the manager changed"},
+    "EraseRequest": {"subject": "user-42"},
     "ReadBody": {
         "query": "Who is my manager?",
         "subject": "user-42",
@@ -152,6 +167,7 @@ def complete(doc: dict[str, Any], *, auth: bool) -> None:
     for path in doc["paths"].values():
         for operation in path.values():
             complete_responses(operation["responses"])
+            add_links(operation)
             example = SUCCESS_EXAMPLES.get(operation.get("operationId", ""))
             if example is not None:
                 success = operation["responses"]["200"]["content"]["application/json"]
