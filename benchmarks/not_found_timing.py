@@ -8,8 +8,11 @@ shared machine falls on both alike, and timed one by one with ``perf_counter_ns`
 
 * ``http``: ``GET /v1/memories/{id}`` through the whole app in-process (ASGI, no socket): key
   check, routing, the store lookup, the 404 body;
-* ``store``: the lookup alone, ``MemoryStore.claims(tenant="acme", memory_id=...)``, where a
-  difference would come from (an index hit on a row of the other tenant vs an index miss).
+* ``owned``: the lookup alone that decides the 404, the service's
+  :func:`extractor.service.memories.owned` (one tenant-first ``memories`` query);
+* ``claims``: for comparison, ``MemoryStore.claims(tenant="acme", memory_id=...)``, the lookup
+  the service made before: its view query finds the other tenant's memory by id and only then
+  filters on the tenant (see /work/team/service-notes.md).
 
 Reported per level: the median, p10/p90/p99 of each kind, the difference of medians with a
 bootstrap 95% interval, and the two-sided Mann-Whitney U test (normal approximation with tie
@@ -37,7 +40,8 @@ import numpy as np
 from fastapi.testclient import TestClient
 
 from extractor import Extractor, MemoryStore, OfflineClient
-from extractor.service import KeyStore, Scope, ServiceLimits, create_app
+from extractor.service import ApiError, Caller, KeyStore, Scope, ServiceLimits, create_app
+from extractor.service.memories import owned
 
 DATA = Path("/work/shared/data/synthetic_persona_chat.jsonl")
 
@@ -127,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         nowhere = [f"mem_{secrets.token_hex(10)}" for _ in theirs]
         kinds = {"another tenant's": theirs, "nonexistent": nowhere}
         keys = KeyStore(":memory:")
-        _, token = keys.create(tenant="acme", caller="bench", scopes=[Scope.AUDIT])
+        key, token = keys.create(tenant="acme", caller="bench", scopes=[Scope.AUDIT])
+        caller = Caller.of(key)
         app = create_app(keys=keys, store=store, service_limits=ServiceLimits(rate_per_s=None))
         headers = {"authorization": f"Bearer {token}"}
         print(f"{len(theirs)} memories of globex; {args.samples} requests of each kind\n")
@@ -141,12 +146,20 @@ def main(argv: list[str] | None = None) -> int:
                 assert response.status_code == 404
 
             def lookup(memory_id: str) -> None:
+                try:
+                    owned(store, caller, memory_id)
+                except ApiError:
+                    return
+                raise AssertionError(memory_id)
+
+            def claims(memory_id: str) -> None:
                 assert store.claims(tenant="acme", memory_id=memory_id) == []
 
-            for call in (http, lookup):
+            for call in (http, lookup, claims):
                 call(theirs[0])  # warm up
             report("http", timed(kinds, http, args.samples, args.seed), args.seed)
-            report("store", timed(kinds, lookup, args.samples, args.seed), args.seed)
+            report("owned", timed(kinds, lookup, args.samples, args.seed), args.seed)
+            report("claims", timed(kinds, claims, args.samples // 10, args.seed), args.seed)
         keys.close()
         store.close()
     print("\n| level | median difference µs (theirs - none) [95% CI] | Mann-Whitney U | "
