@@ -99,6 +99,15 @@ def test_routes_that_do_work_declare_auth_and_every_error_status():
     assert extract["responses"]["429"]["headers"]["Retry-After"]["required"]
     for path in ("/healthz", "/v1/schemas/{name}"):
         assert "security" not in PUBLISHED["paths"][path]["get"]
+    for suffix in ("", ":why", ":lineage"):  # the audit routes' own errors are their examples
+        responses = PUBLISHED["paths"][f"/v1/memories/{{memory_id}}{suffix}"]["get"]["responses"]
+        assert responses["404"]["content"]["application/json"]["example"]["error"]["field"] == (
+            "memory_id"
+        )
+        assert (
+            "'audit'"
+            in responses["403"]["content"]["application/json"]["example"]["error"]["message"]
+        )
 
 
 #: The stateful phase runs longer scenarios than the default (6 steps), so that a chain of four

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from .._version import SCHEMA_VERSION, __version__
 from ..schemas import DEFAULT_SCHEMAS_DIR, ConversationInput, datetimes_as_written, schema_for
-from .errors import EXAMPLES
+from .errors import EXAMPLES, ApiError
 from .links import add_links
 
 OPENAPI_FILE = "openapi.json"
@@ -166,7 +166,7 @@ def complete(doc: dict[str, Any], *, auth: bool) -> None:
             components[name] = definition
     for path in doc["paths"].values():
         for operation in path.values():
-            complete_responses(operation["responses"])
+            complete_responses(operation["responses"], operation.get("operationId", ""))
             add_links(operation)
             example = SUCCESS_EXAMPLES.get(operation.get("operationId", ""))
             if example is not None:
@@ -182,15 +182,33 @@ def complete(doc: dict[str, Any], *, auth: bool) -> None:
         )
 
 
-def complete_responses(responses: dict[str, Any]) -> None:
+_NO_MEMORY = ApiError(404, "NOT_FOUND", "no memory 'mem_0b1f2c3d4e5f60718293'", field="memory_id")
+_NOT_AUDIT = ApiError(403, "FORBIDDEN", "this key's grant does not include scope 'audit' (its "
+                      "scopes: extract, ingest, read)")  # fmt: skip
+#: operationId -> status -> the example of that route's error, where the generic one would
+#: mislead (a missing schema is not what a memory route answers 404 for).
+ROUTE_EXAMPLES: dict[str, dict[int, ApiError]] = {
+    **{op: {404: _NO_MEMORY, 403: _NOT_AUDIT}
+       for op in ("getMemory", "explainMemory", "getMemoryLineage")},
+    "revokeMemory": {404: _NO_MEMORY},
+    "eraseMemories": {404: ApiError(404, "NOT_FOUND", "no subject 'user-42' with stored "
+                                    "(unerased) memories", field="subject")},
+    "readMemories": {403: ApiError(403, "FORBIDDEN", "this key may not request purpose "
+                                   "'FACTUAL_EVIDENCE' (its purposes: PERSONALIZATION)",
+                                   field="purpose")},
+}  # fmt: skip
+
+
+def complete_responses(responses: dict[str, Any], operation_id: str = "") -> None:
     """Each error response gets its example; 401 its challenge header. FastAPI's own 422 (for
     parameters it would validate) goes: no route lets FastAPI validate, ours say what they do."""
+    examples = {**EXAMPLES, **ROUTE_EXAMPLES.get(operation_id, {})}
     for status, response in list(responses.items()):
         schema = response.get("content", {}).get("application/json", {}).get("schema", {})
         if schema.get("$ref", "").endswith("/HTTPValidationError"):
             del responses[status]
-        elif status.isdigit() and int(status) in EXAMPLES:
-            response["content"]["application/json"]["example"] = EXAMPLES[int(status)].body()
+        elif status.isdigit() and int(status) in examples:
+            response["content"]["application/json"]["example"] = examples[int(status)].body()
     if "401" in responses:
         responses["401"]["headers"] = {"WWW-Authenticate": {
             "description": "`Bearer`: how to authenticate.", "required": True,
