@@ -150,6 +150,28 @@ def test_the_residue_scan_would_tell_a_tenant_what_another_stores(service: Servi
     assert "residue" not in receipt and "files_scanned" not in receipt
 
 
+def test_an_erasure_scrubs_the_services_response_cache(offline_extractor, tmp_path: Path):
+    cache = tmp_path / "cache"
+    entry = cache / "ab" / "abcdef.json"
+    entry.parent.mkdir(parents=True)
+    entry.write_text('{"content": "My manager is Alice Fernsby."}', encoding="utf-8")
+    unrelated = cache / "cd" / "cdef01.json"
+    unrelated.parent.mkdir(parents=True)
+    unrelated.write_text('{"content": "The weather is mild."}', encoding="utf-8")
+    keys = KeyStore(":memory:")
+    _, token = keys.create(tenant="acme", caller="privacy", scopes=list(Scope))
+    with MemoryStore(tmp_path / "memory.db") as store:
+        app = create_app(offline_extractor, keys=keys, store=store, cache_dir=cache,
+                         service_limits=ServiceLimits(rate_per_s=None))  # fmt: skip
+        with TestClient(app) as client:
+            headers = {"authorization": f"Bearer {token}"}
+            assert client.post("/v1/memories:ingest", json=ALICE, headers=headers).is_success
+            erased = client.post("/v1/memories:erase", json={"subject": "u1"}, headers=headers)
+    keys.close()
+    assert erased.status_code == 200, erased.text
+    assert not entry.exists() and unrelated.exists()
+
+
 @pytest.mark.parametrize(
     "body, field",
     [({}, None), ({"subject": "u1", "memory_id": "mem_x"}, None), ({"subject": None}, "subject"),
