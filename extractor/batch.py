@@ -591,6 +591,7 @@ def _settings(config: BatchConfig, extractor: Extractor) -> dict[str, Any]:
         "timeout": extractor.timeout,
         "as_of": extractor.as_of.isoformat() if extractor.as_of is not None else None,
         "allow_system_sources": extractor.validation.allow_system_sources,
+        "observing_tools": list(extractor.validation.observing_tools),
         "input_format": config.input_format,
         "tenant": config.owner.tenant,
         "subject": config.owner.subject,

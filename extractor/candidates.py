@@ -8,7 +8,8 @@ event was observed and recorded, and the provenance of the extraction itself.
 Verification is assigned as the seed chapter prescribes:
 
 * a grounded observation of an event the system witnessed in the transcript (a user's
-  assertion event, a tool's output) is ``VERIFIED_OBSERVATION_OF_EVENT`` -- evidence that it was
+  assertion event, a tool's output -- also the output of a tool that relays external text,
+  origin ``EXTERNAL_SOURCE``) is ``VERIFIED_OBSERVATION_OF_EVENT`` -- evidence that it was
   *said* or *returned*, not that it is true;
 * the proposition a user or tool asserted stays ``UNVERIFIED``;
 * model output is at most ``UNVERIFIED``, and ``INSUFFICIENT_EVIDENCE`` when its message was held
@@ -99,8 +100,10 @@ ROLE_ORIGIN: dict[Role, Origin] = {
 def derived_origin(message: Message, claimed: Origin) -> Origin:
     """The origin the transcript supports for text in ``message``.
 
-    A tool message may carry content the tool retrieved from an external source, so for tool
-    text the extractor may say ``EXTERNAL_SOURCE``; every other role has exactly one origin.
+    A tool message may carry content the tool retrieved from an external source: the gate has
+    set the origin of tool text to the one the caller declared for its tool
+    (:mod:`extractor.toolorigin`), or ``EXTERNAL_SOURCE`` where the model said so; every other
+    role has exactly one origin.
     """
     origin = ROLE_ORIGIN[message.role]
     if origin is Origin.TOOL and claimed is Origin.EXTERNAL_SOURCE:
@@ -116,7 +119,7 @@ def assign_verification(unit: CandidateUnit, origin: Origin, message: Message) -
     if (
         unit.kind is CandidateKind.OBSERVATION
         and unit.memory_type in OBSERVATION_TYPES
-        and origin in (Origin.USER, Origin.TOOL)
+        and origin in (Origin.USER, Origin.TOOL, Origin.EXTERNAL_SOURCE)
     ):
         return VerificationState.VERIFIED_OBSERVATION_OF_EVENT
     return VerificationState.UNVERIFIED

@@ -37,6 +37,7 @@ from .conversation import Conversation
 from .errors import ModelClientError, OutputTruncated
 from .prompts import Prompt, render_message
 from .proposal.expand import expand
+from .toolorigin import DEFAULT_OBSERVING_TOOLS
 from .usage import Usage
 from .validation import ValidationOptions
 
@@ -132,6 +133,7 @@ def _merged(
         client.model_name,
         limit=options.max_candidates,
         allow_system_sources=options.allow_system_sources,
+        observing_tools=options.observing,
     )
     return merged, len(pieces)
 
@@ -229,6 +231,7 @@ def merge_results(
     *,
     limit: int | None = None,
     allow_system_sources: bool = False,
+    observing_tools: frozenset[str] = DEFAULT_OBSERVING_TOOLS,
 ) -> ClientResult:
     """One result from the chunks' results: merged candidates, summed usage and attempts.
 
@@ -255,7 +258,12 @@ def merge_results(
                 )
             )
         else:  # in full (format 1) units, so ids, spans and parents can be merged
-            full = expand(items, chunk, allow_system_sources=allow_system_sources).items
+            full = expand(
+                items,
+                chunk,
+                allow_system_sources=allow_system_sources,
+                observing_tools=observing_tools,
+            ).items
             readable.append((number, full))
     kept, overflow = _within_limit(readable, limit)
     output: Any = results[0].output

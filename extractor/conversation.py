@@ -329,6 +329,7 @@ def conversation_from_data(
             _at(here, conv_id, "messages"),
         )
     _check_owner(data.get("metadata"), here)
+    _check_observing_tools(data.get("metadata"), here)
     try:
         conv = Conversation.model_validate({**data, "id": conv_id})
     except ValidationError as exc:
@@ -368,6 +369,25 @@ def _check_owner(metadata: Any, here: InputLocation) -> None:
                 f"(or leave it out and pass --{'tenant' if key == TENANT_KEY else 'subject'})",
                 _at(here, here.conversation_id, f"metadata.{key}"),
             )
+
+
+#: The metadata key that declares which tools of a conversation observe (see
+#: :mod:`extractor.toolorigin`).
+OBSERVING_TOOLS_KEY = "observing_tools"
+
+
+def _check_observing_tools(metadata: Any, here: InputLocation) -> None:
+    """``metadata.observing_tools``, when present, must be a list of tool names: anything else
+    would silently leave every tool relaying external text."""
+    if not isinstance(metadata, dict) or OBSERVING_TOOLS_KEY not in metadata:
+        return
+    value = metadata[OBSERVING_TOOLS_KEY]
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        raise InputError(
+            f"metadata.{OBSERVING_TOOLS_KEY} must be a list of tool names, got "
+            f"{type(value).__name__} (or leave it out and pass --observing-tools)",
+            _at(here, here.conversation_id, f"metadata.{OBSERVING_TOOLS_KEY}"),
+        )
 
 
 def _at(location: InputLocation, conv_id: str | None, field: str | None) -> InputLocation:

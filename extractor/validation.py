@@ -16,8 +16,10 @@ Rules, each with its error code (:class:`Code`):
 4. uncertainty is not dropped (``UNCERTAINTY_DROPPED``);
 5. time is sane (``TEMPORAL_*``);
 6. closed vocabularies (``VOCABULARY_UNKNOWN``) and the schema (``SCHEMA_INVALID``);
-7. structure: parents exist, an asserted proposition is linked to its assertion event
-   (``PARENT_*``, ``PROPOSITION_UNLINKED``, ``DUPLICATE_ID``, ``KIND_MISMATCH``);
+7. structure: parents exist, without cycles (``PARENT_*``, ``DUPLICATE_ID``, ``KIND_MISMATCH``);
+   the assertion event behind a user's proposition is built by the system
+   (:mod:`extractor.proposal.expand`), so ``PROPOSITION_UNLINKED`` is retired: no longer
+   produced, kept in :class:`Code` so that results written before still read;
 8. no secrets (``SECRET_IN_CANDIDATE``): a candidate holding a password, key, token, card or
    account number is rejected, and its rejection keeps only a redacted copy;
 9. the content says what its quote says (``CONTENT_UNSUPPORTED``, ``NEGATION_DROPPED``,
@@ -44,9 +46,15 @@ from .conversation import DEFAULT_MAX_CANDIDATES, Conversation, Message
 from .errors import ExtractionOutputError
 from .extraction import CandidateUnit, ExtractionOutput
 from .hashing import MAX_WRITABLE_DEPTH, nested_deeper_than, writable
-from .proposal.events import ContentCorrection, content_correction, with_event_content
+from .proposal.events import (
+    ContentCorrection,
+    content_correction,
+    event_content,
+    with_event_content,
+)
 from .proposal.expand import expand
 from .temporal import interval, ordered, resolve
+from .toolorigin import DEFAULT_OBSERVING_TOOLS, normalized, text_origin
 from .vocab import OBSERVATION_TYPES, CandidateKind, MemoryType, Origin, Role, TemporalKind
 
 
@@ -70,7 +78,7 @@ class Code(StrEnum):
     PARENT_UNKNOWN = "PARENT_UNKNOWN"
     PARENT_REJECTED = "PARENT_REJECTED"
     PARENT_CYCLE = "PARENT_CYCLE"
-    PROPOSITION_UNLINKED = "PROPOSITION_UNLINKED"
+    PROPOSITION_UNLINKED = "PROPOSITION_UNLINKED"  # retired: never produced (see rule 7)
     CANDIDATE_LIMIT_EXCEEDED = "CANDIDATE_LIMIT_EXCEEDED"
     SECRET_IN_CANDIDATE = "SECRET_IN_CANDIDATE"
     CONTENT_UNSUPPORTED = "CONTENT_UNSUPPORTED"
@@ -135,10 +143,19 @@ class ValidationReport(BaseModel):
 
 @dataclass(frozen=True)
 class ValidationOptions:
-    """``allow_system_sources``: treat system-prompt text as a memory source (origin SYSTEM)."""
+    """``allow_system_sources``: treat system-prompt text as a memory source (origin SYSTEM).
+    ``observing_tools``: the tools whose output is an observation (origin ``TOOL``); every other
+    tool relays external text (``EXTERNAL_SOURCE``), see :mod:`extractor.toolorigin`. A
+    conversation's ``metadata.observing_tools`` replaces it for that conversation."""
 
     allow_system_sources: bool = False
     max_candidates: int = DEFAULT_MAX_CANDIDATES
+    observing_tools: tuple[str, ...] = tuple(sorted(DEFAULT_OBSERVING_TOOLS))
+
+    @property
+    def observing(self) -> frozenset[str]:
+        """:attr:`observing_tools` as they are compared (case-folded)."""
+        return normalized(self.observing_tools)
 
 
 class _Reject(Exception):
@@ -397,6 +414,18 @@ def check_origin(unit: CandidateUnit, message: Message) -> None:
         )
 
 
+def with_tool_origin(
+    unit: CandidateUnit, message: Message, conversation: Conversation, opts: ValidationOptions
+) -> CandidateUnit:
+    """Tool text has the origin the caller declared for its tool (:mod:`extractor.toolorigin`),
+    not the one the model chose: ``EXTERNAL_SOURCE`` for a tool that relays external text, or
+    when the model itself says so; ``TOOL`` only for an observing tool."""
+    if message.role is not Role.TOOL or unit.origin is Origin.EXTERNAL_SOURCE:
+        return unit
+    origin = text_origin(message, conversation, opts.observing)
+    return unit if origin is unit.origin else unit.model_copy(update={"origin": origin})
+
+
 # --- Rule 4: uncertainty --------------------------------------------------------------------
 
 HEDGE_CUES = re.compile(
@@ -615,7 +644,10 @@ def validate_extraction(
     extraction at all (:class:`~extractor.errors.ExtractionOutputError`)."""
     opts = options or ValidationOptions()
     proposal = expand(
-        _raw_candidates(raw), conversation, allow_system_sources=opts.allow_system_sources
+        _raw_candidates(raw),
+        conversation,
+        allow_system_sources=opts.allow_system_sources,
+        observing_tools=opts.observing,
     )  # what the system builds around what the model proposed (extractor.proposal.expand)
     report = ValidationReport(conversation_id=conversation.id)
     units: dict[str, tuple[int, CandidateUnit, Any]] = {}
@@ -716,15 +748,38 @@ def _check_one(
         check_no_secret(item)
         span = item.get("span")
         quote = span.get("quote", "") if isinstance(span, Mapping) else ""
-        check_no_certification(item, quote if isinstance(quote, str) else "")
+        quote = quote if isinstance(quote, str) else ""
+        check_no_certification(_without_template(item, quote, conversation), quote)
     unit = parse_unit(item)
     message, correction = ground_span(unit, conversation, opts)
     unit = with_event_content(unit, message, conversation)  # an event holds exactly its words
     check_origin(unit, message)
+    unit = with_tool_origin(unit, message, conversation, opts)
     check_uncertainty(unit)
     check_time(unit, message)
     check_content(unit, message, correction.start if correction else unit.span.start, context)
     return unit, message, correction
+
+
+def _without_template(
+    item: Mapping[str, Any], quote: str, conversation: Conversation
+) -> Mapping[str, Any]:
+    """``item`` without its content when that content is its event template: the template names
+    the speaker ("Tool verified_search returned: ..."), which is the system's wording, not a
+    certification the model made."""
+    content, span = item.get("content"), item.get("span")
+    memory_type = item.get("memory_type")
+    if not isinstance(content, str) or not isinstance(span, Mapping) or not quote:
+        return item
+    if memory_type not in {t.value for t in OBSERVATION_TYPES}:
+        return item
+    mid = span.get("message_id")
+    message = conversation.message(mid) if isinstance(mid, str) else None
+    if message is None or content != event_content(
+        MemoryType(memory_type), quote, message, conversation
+    ):
+        return item
+    return {k: v for k, v in item.items() if k != "content"}
 
 
 def _check_structure(
@@ -733,8 +788,7 @@ def _check_structure(
     rejected_ids: set[str],
     report: ValidationReport,
 ) -> None:
-    """Parents must exist and be accepted, without cycles; a user's world proposition must be
-    linked to the assertion event it came from. Rejections cascade to children."""
+    """Parents must exist and be accepted, without cycles. Rejections cascade to children."""
     on_cycle = [cid for cid, (_, unit, _) in units.items() if _on_cycle(unit, units)]
     for cid in on_cycle:
         index, _, raw = units.pop(cid)
@@ -748,7 +802,7 @@ def _check_structure(
     while changed:
         changed = False
         for cid, (index, unit, raw) in list(units.items()):
-            problem = _structure_problem(unit, units, roles, rejected_ids)
+            problem = _structure_problem(unit, units, rejected_ids)
             if problem is not None:
                 code, message = problem
                 report.rejections.append(
@@ -769,7 +823,6 @@ def _check_structure(
 def _structure_problem(
     unit: CandidateUnit,
     units: Mapping[str, tuple[int, CandidateUnit, Any]],
-    roles: Mapping[str, Role],
     rejected_ids: set[str],
 ) -> tuple[Code, str] | None:
     for parent in unit.parent_ids:
@@ -777,17 +830,6 @@ def _structure_problem(
             return Code.PARENT_REJECTED, f"parent {parent!r} was rejected"
         if parent not in units:
             return Code.PARENT_UNKNOWN, f"parent {parent!r} is not a candidate in this output"
-    if unit.memory_type is MemoryType.WORLD_PROPOSITION and roles[unit.id] is Role.USER:
-        linked = any(
-            units[p][1].memory_type is MemoryType.ASSERTION_EVENT
-            and units[p][1].span.message_id == unit.span.message_id
-            for p in unit.parent_ids
-        )
-        if not linked:
-            return (
-                Code.PROPOSITION_UNLINKED,
-                "a user's world proposition needs its ASSERTION_EVENT as a parent",
-            )
     return None
 
 

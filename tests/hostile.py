@@ -17,6 +17,7 @@ from helpers import read_lines
 
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.results import ConversationResult, FailureRecord
+from extractor.toolorigin import text_origin
 from extractor.validation import uncertainty_cues
 from extractor.vocab import CandidateKind, Capability, Origin, Role, VerificationState
 
@@ -92,7 +93,9 @@ def assert_gate_held(result: ConversationResult, conv: Conversation) -> None:
       VERIFIED_OBSERVATION_OF_EVENT, to a user's or tool's observed event);
     * a hedged or approximate quote keeps its hedge; parents exist and are not the candidate;
     * model output never gets FACTUAL_EVIDENCE or AUTONOMOUS_ACTION_JUSTIFICATION, and
-      nothing unverified does either.
+      nothing unverified does either, nor text a tool relayed (origin EXTERNAL_SOURCE);
+    * tool text has origin TOOL only when its tool was declared observing;
+    * nothing from tool, external-source or model text may be imitated as a procedure.
     """
     ids = [c.memory_id for c in result.candidates]
     assert len(set(ids)) == len(ids), "one record per memory"
@@ -106,7 +109,9 @@ def assert_gate_held(result: ConversationResult, conv: Conversation) -> None:
         assert cand.verification_state is not VerificationState.VERIFIED
         if cand.verification_state is VerificationState.VERIFIED_OBSERVATION_OF_EVENT:
             assert cand.kind is CandidateKind.OBSERVATION
-            assert cand.origin_kind in (Origin.USER, Origin.TOOL)
+            assert cand.origin_kind in (Origin.USER, Origin.TOOL, Origin.EXTERNAL_SOURCE)
+        if message.role is Role.TOOL and cand.origin_kind is Origin.TOOL:
+            assert text_origin(message, conv) is Origin.TOOL, "relayed text kept origin TOOL"
         cues = uncertainty_cues(span.quote)
         if cues.hedged or cues.approximate:
             assert cand.uncertainty.hedges or span.quote in cand.content
@@ -116,6 +121,9 @@ def assert_gate_held(result: ConversationResult, conv: Conversation) -> None:
             assert not authority and set(decision.forbidden_uses) >= AUTHORITY
         if authority:
             assert cand.verification_state is VerificationState.VERIFIED_OBSERVATION_OF_EVENT
+            assert cand.origin_kind is not Origin.EXTERNAL_SOURCE
+        if cand.origin_kind is not Origin.USER and cand.origin_kind is not Origin.SYSTEM:
+            assert Capability.PROCEDURE_IMITATION not in decision.allowed_uses
     certifying = re.compile(r"verif|certif", re.IGNORECASE)
     for record in (*result.candidates, *result.decisions):
         keys = _keys(record.model_dump(mode="json"))

@@ -68,10 +68,10 @@ EX1 = conversation_from_data(
              "timestamp": "2026-08-30T18:00:00"},
             {"role": "assistant", "content": "Your build fails because the cache is corrupted.",
              "commitment": "PERMIT", "timestamp": "2026-08-30T18:30:00"},
-            {"role": "tool", "content": "On branch main\nnothing to commit, working tree clean",
-             "timestamp": "2026-08-30T18:32:00"},
-            {"role": "tool", "content": "FAILED tests/test_cache.py::test_flush after the repair",
-             "timestamp": "2026-08-30T18:35:00"},
+            {"role": "tool", "name": "shell", "timestamp": "2026-08-30T18:32:00",
+             "content": "On branch main\nnothing to commit, working tree clean"},
+            {"role": "tool", "name": "pytest", "timestamp": "2026-08-30T18:35:00",
+             "content": "FAILED tests/test_cache.py::test_flush after the repair"},
         ],
     }
 )  # fmt: skip
@@ -330,22 +330,33 @@ def test_tool_observation_without_time_is_not_evidence():
 
 
 @pytest.mark.parametrize(
-    ("content", "imitable"),
+    ("content", "verified", "imitable", "rule"),
     [
-        ("Ran `pip install foo==2.1` on Ubuntu 22.04 and the tests passed.", True),
-        ("Restarting the router fixed it.", False),
-        ("Ran `make deploy` and it worked.", False),  # command, but no version or precondition
+        ("Ran `pip install foo==2.1` on Ubuntu 22.04 and the tests passed.", True, True, None),
+        # the text says it passed; nothing else established it (issue 17, item 6)
+        ("Ran `pip install foo==2.1` on Ubuntu 22.04 and the tests passed.", False, False,
+         "procedure-success-not-established"),
+        ("Restarting the router fixed it.", True, False,
+         "procedure-without-environment-not-imitable"),
+        ("Ran `make deploy` and it worked.", True, False,  # command, no version or precondition
+         "procedure-without-environment-not-imitable"),
     ],
-)
-def test_successful_procedure_is_imitable_only_with_its_environment(content: str, imitable: bool):
+)  # fmt: skip
+def test_a_procedure_is_imitable_only_verified_and_with_its_environment(
+    content: str, verified: bool, imitable: bool, rule: str | None
+):
+    state = VerificationState.VERIFIED if verified else VerificationState.UNVERIFIED
     cand = make_candidate(origin_kind=Origin.USER, memory_type=MemoryType.PROCEDURE, content=content,
-                          requested_uses=[C.PROCEDURE_IMITATION])  # fmt: skip
+                          verification_state=state, requested_uses=[C.PROCEDURE_IMITATION])  # fmt: skip
     (d,) = admit([cand])
     assert (C.PROCEDURE_IMITATION in d.allowed_uses) is imitable
-    assert ("ENVIRONMENT_MISSING" in d.flags) is not imitable
+    assert ("ENVIRONMENT_MISSING" in d.flags) is (
+        rule == "procedure-without-environment-not-imitable"
+    )
     if not imitable:
-        assert d.denied_requested_uses[0].rule_id == "procedure-without-environment-not-imitable"
-        assert "environment lacks" in (d.rules_fired[-1].detail or "")
+        assert d.denied_requested_uses[0].rule_id == rule
+    if rule == "procedure-without-environment-not-imitable":
+        assert "environment lacks" in "; ".join(r.detail or "" for r in d.rules_fired)
 
 
 def test_third_party_personal_data_is_flagged_and_scoped_not_general_context():
@@ -439,9 +450,9 @@ def test_input_hash_covers_what_the_decision_depends_on_and_nothing_else():
 
 
 def test_a_candidate_no_rule_admits_is_not_persisted_and_says_so():
-    odd = make_candidate(origin_kind=Origin.EXTERNAL_SOURCE, memory_type=MemoryType.ASSERTION_EVENT,
+    odd = make_candidate(origin_kind=Origin.USER, memory_type=MemoryType.INTERACTION_EVENT,
                          kind=CandidateKind.OBSERVATION, requested_uses=[C.CONVERSATIONAL_CONTEXT],
-                         verification_state=VerificationState.VERIFIED_OBSERVATION_OF_EVENT)  # fmt: skip
+                         verification_state=VerificationState.UNVERIFIED)  # fmt: skip
     (d,) = admit([odd])
     assert not d.persist and d.lifecycle_state is LifecycleState.EPHEMERAL and d.allowed_uses == []
     assert fired(d)[-1] == DEFAULT_DENY

@@ -13,7 +13,7 @@ import json
 import sqlite3
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,8 @@ class Attack:
     content: str
     #: Words of the claim that must appear in no accepted candidate or decision.
     absent: tuple[str, ...]
+    #: The conversation's metadata (which tools observe: ``extractor.toolorigin``).
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 ATTACKS: dict[str, Attack] = {
@@ -99,6 +101,7 @@ ATTACKS: dict[str, Attack] = {
         "backup.",
         'Tool http_get returned: "HTTP 200 OK"',
         ("wiped", "backup"),
+        {"observing_tools": ["http_get"]},  # a health check: the caller says it observes
     ),
     "quote-plus-appended-claim": Attack(
         [{"role": "user", "content": "I might move to Paris next year."}],
@@ -132,7 +135,8 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     src = d / "in.jsonl"
     src.write_text(
         "".join(
-            json.dumps({"id": cid, "messages": a.messages}) + "\n" for cid, a in ATTACKS.items()
+            json.dumps({"id": cid, "messages": a.messages, "metadata": a.metadata}) + "\n"
+            for cid, a in ATTACKS.items()
         )
     )
     out, ledger = d / "out.jsonl", d / "ledger.db"
@@ -146,7 +150,7 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     convs = {
-        cid: conversation_from_data({"id": cid, "messages": a.messages})
+        cid: conversation_from_data({"id": cid, "messages": a.messages, "metadata": a.metadata})
         for cid, a in ATTACKS.items()
     }
     results, failed = assert_run_gate_held(out, Path(f"{out}.failures.jsonl"), convs)

@@ -26,6 +26,7 @@ from extractor.admission import (
     PolicyDocument,
     decide,
     environment,
+    instructions,
     load_policy,
     personal,
 )
@@ -67,6 +68,7 @@ DEFINITION: dict[str, Getter] = {
     "third_party_personal_data": lambda c, f: f.personal_data is not None,
     "has_environment": lambda c, f: f.environment.complete,
     "harmful_content": lambda c, f: f.harm is not None,
+    "untrusted_instruction": lambda c, f: f.instruction is not None,
     "has_observed_at": lambda c, f: c.observed_at is not None,
 }
 
@@ -120,6 +122,7 @@ MATCHES = st.builds(
     third_party_personal_data=BOOL,
     has_environment=BOOL,
     harmful_content=BOOL,
+    untrusted_instruction=BOOL,
     has_observed_at=BOOL,
     flags=maybe(FLAGS),
 )
@@ -284,10 +287,10 @@ def test_detectors_find_what_the_case_insensitive_patterns_find(content: str, qu
     c = make_candidate(content=content or "x")
     c = c.model_copy(update={"source_span": c.source_span.model_copy(update={"quote": quote})})
     text = f"{c.content}\n{quote}"
-    env = environment_of(c)
-    assert env.version is (environment.VERSION.search(text) is not None)
-    assert env.precondition is (environment.PRECONDITION.search(text) is not None)
-    assert env.command is (environment.COMMAND.search(text) is not None)
+    env = environment_of(c)  # the quote only: a message's words, not the model's content
+    assert env.version is (environment.VERSION.search(quote) is not None)
+    assert env.precondition is (environment.PRECONDITION.search(quote) is not None)
+    assert env.command is (environment.COMMAND.search(quote) is not None)
     health = personal.HEALTH.search(text) is not None
     assert ("HEALTH" in personal._categories(text, set())) is health
     relations = {m.group().lower() for m in personal.RELATION.finditer(text)}
@@ -304,7 +307,8 @@ CASELESS_PATTERNS = [
     offline_cues._QUESTION_START, offline_text.STATEMENT_START, offline_cues._ASKS,
     offline_cues._HYPOTHETICAL, offline_cues._CONDITIONAL_START, offline_cues._SARCASM,
     offline_cues._JOKE, offline_cues._INJECTION, offline_entities._HEALTH,
-    offline_draft._FUTURE_HINT,
+    offline_draft._FUTURE_HINT, instructions._INJECTION, instructions._ORDER,
+    instructions._PERMISSION,
 ]  # fmt: skip
 #: Words and symbols of the patterns themselves, so generated text often matches them.
 PATTERN_TOKENS = sorted(

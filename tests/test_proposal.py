@@ -154,3 +154,21 @@ def test_generation_time_mode_waits_per_output_token() -> None:
         answer = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=60).json()
         elapsed = time.monotonic() - started
     assert elapsed >= 0.002 * answer["usage"]["completion_tokens"]
+
+
+def test_a_claim_at_wrong_offsets_gets_its_event_where_its_quote_is() -> None:
+    """The quote occurs once, elsewhere: the gate corrects the claim's offsets, and the event
+    behind it is built there (the claim was rejected PROPOSITION_UNLINKED before: that code is
+    retired, no rejection can be it)."""
+    conv = conversation_from_data(
+        {"id": "x", "messages": [{"role": "user", "content": "Hi. My manager is Alice."}]}
+    )
+    claim = {"id": "c1", "span": {"message_id": "m0", "quote": "My manager is Alice.", "start": 0,
+             "end": 20}, "kind": "PROPOSITION", "memory_type": "WORLD_PROPOSITION",
+             "origin": "USER", "content": "User's manager is Alice."}  # fmt: skip
+    report = validate_extraction({"candidates": [claim]}, conv)
+    assert report.rejections == []
+    event, accepted = report.accepted
+    assert (event.memory_type.value, event.span.start, event.span.end) == ("ASSERTION_EVENT", 4, 24)
+    assert accepted.parent_ids == [event.id] and accepted.span.start == 4
+    assert [c.candidate_id for c in report.corrections] == ["c1"]

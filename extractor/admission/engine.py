@@ -83,6 +83,7 @@ class _Condition:
     third_party_personal_data: bool | None
     has_environment: bool | None
     harmful_content: bool | None
+    untrusted_instruction: bool | None
 
     def holds(self, facts: Facts, flags: Mapping[str, None]) -> bool:
         """Cheapest first; each fact is computed (once, then cached) only when asked."""
@@ -103,6 +104,10 @@ class _Condition:
             return False
         if self.harmful_content is not None and self.harmful_content is not (
             facts.harm is not None
+        ):
+            return False
+        if self.untrusted_instruction is not None and self.untrusted_instruction is not (
+            facts.instruction is not None
         ):
             return False
         return self.has_environment is None or self.has_environment is facts.environment.complete
@@ -148,6 +153,7 @@ def _condition(m: Match) -> _Condition | None:
         m.third_party_personal_data,
         m.has_environment,
         m.harmful_content,
+        m.untrusted_instruction,
     )
     if all(p is None for p in parts):
         return None
@@ -155,7 +161,7 @@ def _condition(m: Match) -> _Condition | None:
     return _Condition(flags, *parts[1:])
 
 
-_ALWAYS = _Condition(None, None, None, None, None, None, None)
+_ALWAYS = _Condition(None, None, None, None, None, None, None, None)
 
 
 def _plan(policy: Policy, key: _StaticKey) -> list[_Step]:
@@ -190,6 +196,8 @@ def _detail(m: Match, c: MemoryCandidate, facts: Facts) -> list[str]:
         parts.append(facts.personal_data.describe())
     if m.harmful_content and facts.harm is not None:
         parts.append(facts.harm.describe())
+    if m.untrusted_instruction and facts.instruction is not None:
+        parts.append(facts.instruction.describe())
     if m.has_environment is False:
         parts.append("environment lacks " + ", ".join(facts.environment.missing()))
     if m.missing_parents and facts.missing_parents:

@@ -3,8 +3,9 @@
 Seed section 15: a successful trajectory is only reusable together with the conditions under
 which success was established (command, tool versions, OS/runtime, preconditions); otherwise
 "this command sequence solved the issue" gets imitated in a different environment. Candidates
-have no structured environment field, so this is a deterministic text check on the content and
-the source quote. All three parts must be present:
+have no structured environment field, so this is a deterministic text check on the source
+quote -- the words of a message, never the content, which a model writes and could fill with a
+command or versions nobody wrote. All three parts must be present:
 
 * a **command**: inline code (`` `...` ``), a shell prompt line (``$ ...``), or a well-known
   command-line tool followed by an argument (``pip install``, ``git checkout``, ...);
@@ -57,8 +58,8 @@ class Environment:
 
 
 def environment_of(candidate: MemoryCandidate) -> Environment:
-    """Which parts of its environment a candidate's text states."""
-    text = f"{candidate.content}\n{candidate.source_span.quote}"
+    """Which parts of its environment a candidate's quote states."""
+    text = candidate.source_span.quote
     return Environment(
         command=COMMAND.search(text) is not None,
         version=caseless.search(VERSION, text),

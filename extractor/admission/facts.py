@@ -15,6 +15,7 @@ from ..temporal import interval
 from ..vocab import TemporalKind
 from .environment import Environment, environment_of
 from .harm import Harm, harmful_content
+from .instructions import Instruction, instruction_in
 from .personal import PersonalData, third_party_personal_data
 from .policy import TemporalStatus
 
@@ -38,6 +39,10 @@ class Facts:
     @cached_property
     def harm(self) -> Harm | None:
         return harmful_content(self.candidate)
+
+    @cached_property
+    def instruction(self) -> Instruction | None:
+        return instruction_in(self.candidate)
 
     @cached_property
     def environment(self) -> Environment:

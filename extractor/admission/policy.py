@@ -98,7 +98,14 @@ class Match(_Strict):
         default=None, description="Someone else's phone, email, address or health is mentioned."
     )
     has_environment: bool | None = Field(
-        default=None, description="A procedure states its command, versions and preconditions."
+        default=None,
+        description="A procedure's quote (the words of a message, not the model's content) "
+        "states its command, versions and preconditions.",
+    )
+    untrusted_instruction: bool | None = Field(
+        default=None,
+        description="The text gives orders to its reader, tries to steer the memory system, or "
+        'claims a permission ("the user has authorised ...").',
     )
     harmful_content: bool | None = Field(
         default=None,

@@ -24,6 +24,7 @@ from ..conversation import (
 from ..errors import ExtractorError
 from ..models import DEFAULT_MODEL, get_client
 from ..pipeline import DEFAULT_MAX_CHUNK_CHARS, Extractor
+from ..toolorigin import DEFAULT_OBSERVING_TOOLS, normalized
 from ..validation import Rejection, ValidationOptions
 
 EXIT_OK = 0
@@ -145,6 +146,14 @@ extractor_options = _stack(
     ),
     click.option("--allow-system-sources", is_flag=True, help="Let system-prompt text be quoted."),
     click.option(
+        "--observing-tools",
+        metavar="NAME,...",
+        help="Tools whose output is an observation (origin TOOL); every other tool relays "
+        "external text (EXTERNAL_SOURCE). Default: "
+        + ",".join(sorted(DEFAULT_OBSERVING_TOOLS))
+        + "; '' for none. A conversation's metadata.observing_tools replaces it.",
+    ),
+    click.option(
         "--limit-message-chars",
         type=click.IntRange(min=1),
         default=DEFAULT_MAX_MESSAGE_CHARS,
@@ -187,6 +196,13 @@ extractor_options = _stack(
 )
 
 
+def observing_tools(value: str | None) -> tuple[str, ...]:
+    """``--observing-tools``: comma-separated names; the default list when not given."""
+    if value is None:
+        return tuple(sorted(DEFAULT_OBSERVING_TOOLS))
+    return tuple(sorted(normalized(value.split(","))))
+
+
 def build_extractor(o: Mapping[str, Any]) -> Extractor:
     """The client and :class:`Extractor` the :data:`extractor_options` in ``o`` describe.
 
@@ -209,6 +225,7 @@ def build_extractor(o: Mapping[str, Any]) -> Extractor:
             validation=ValidationOptions(
                 allow_system_sources=o["allow_system_sources"],
                 max_candidates=limits.max_candidates,
+                observing_tools=observing_tools(o["observing_tools"]),
             ),
             max_chunk_chars=o["max_chunk_chars"],
             timeout=o["timeout"],

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from ..conversation import Message
+from ..validation import REPORTED_CUES
 from ..vocab import CandidateKind, Capability, MemoryType, Origin
 from .cues import (
     has_placeholder,
@@ -367,6 +368,10 @@ def user_groups(message: Message, origin: Origin = Origin.USER) -> list[Group]:
             continue  # the whole sentence is not meant literally, every clause of it
         else:
             parts = [c for c in (strip_opener(c) for c in clauses(piece)) if c is not None]
+            if REPORTED_CUES.search(piece.text):  # "according to Bob ...: I live in Porto."
+                # the gate reads a reporter as reaching the clauses after it: a clause that
+                # leaves it out would state as plain fact what the sentence attributes
+                parts = [c for c in parts if c == piece or REPORTED_CUES.search(c.text)]
         for part in parts:
             if skip(part.text) or non_fact_about_speaker(part.text):
                 continue

@@ -13,12 +13,12 @@ from typing import Any
 
 from ..conversation import Conversation
 from ..extraction import CandidateUnit, Uncertainty
+from ..toolorigin import text_origin
 from ..vocab import OBSERVATION_TYPES
 from .expand import (
     DEFAULT_TYPES,
     DEFAULT_USES,
     EVENT_OF_ROLE,
-    ROLE_ORIGINS,
     default_origin,
     default_temporal,
 )
@@ -60,7 +60,7 @@ def _rebuilt(event: CandidateUnit, claim: CandidateUnit, conversation: Conversat
     same = (event.entities, event.uncertainty) == (claim.entities, claim.uncertainty)
     return (
         same
-        and event.origin is ROLE_ORIGINS[message.role]
+        and event.origin is text_origin(message, conversation)
         and event.kind.value == "OBSERVATION"
         and event.temporal.model_dump(mode="json", exclude_none=True) == default_temporal(message)
         and event.requested_uses == DEFAULT_USES[event.memory_type]
@@ -92,7 +92,7 @@ def _item(
         item["kind"] = unit.kind.value
     if not event:
         item["content"] = unit.content
-    if role is None or unit.origin is not default_origin(role, unit.memory_type):
+    if role is None or unit.origin is not default_origin(message, unit.memory_type, conversation):
         item["origin"] = unit.origin.value
     temporal = unit.temporal.model_dump(mode="json", exclude_none=True)
     if temporal != (default_temporal(message) if event else {"kind": "UNKNOWN"}):

@@ -13,7 +13,8 @@ missing                   built by the system
 ``memory_type``           ``WORLD_PROPOSITION`` (user, system), ``MODEL_INFERENCE``
                           (assistant), ``TOOL_OBSERVATION`` (tool)
 ``kind``                  ``OBSERVATION`` for an event type, else ``PROPOSITION``
-``origin``                the role's (``EXTERNAL_SOURCE`` for a tool's EXTERNAL_SOURCE_CLAIM)
+``origin``                the role's; for tool text ``TOOL`` only when the caller declared the
+                          tool observing, else ``EXTERNAL_SOURCE`` (:mod:`extractor.toolorigin`)
 ``content`` of an event   its template (:mod:`.events`); a model's own wording is checked by
                           the gate and then replaced by the same template
 ``temporal`` of an event  ``POINT_IN_TIME`` at the message's time (``UNKNOWN`` without one)
@@ -23,10 +24,12 @@ missing                   built by the system
 and the event behind a claim: a claim quoted from a user (or system) message that lists no
 ``ASSERTION_EVENT`` of its message as parent gets one built over its span (with the claim's
 entities and uncertainty), placed right before it; a claim from a tool message likewise gets
-the ``TOOL_OBSERVATION`` of its span. An event is built only over a span that is in the message,
-so a claim with an invented quote gets its own rejection and no second one. A built event that
-the gate finds to be the same memory as an event the model listed is not a duplicate: the claim
-is linked to the model's event instead (a rejected model event never takes a claim with it).
+the ``TOOL_OBSERVATION`` of its span. An event is built only over a span that is in the message
+(at the claim's offsets, or where its quote occurs once: the offsets the gate corrects the
+claim's to), so a claim with an invented quote gets its own rejection and no second one. A
+built event that the gate finds to be the same memory as an event the model listed is not a
+duplicate: the claim is linked to the model's event instead (a rejected model event never takes
+a claim with it).
 
 Every built item then goes through the same gate as what a model writes out in full, which is
 still read as it is (format 1: an item with a ``span``). :class:`Expansion` keeps, for every
@@ -42,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..conversation import Conversation, Message
+from ..toolorigin import DEFAULT_OBSERVING_TOOLS, text_origin
 from ..vocab import OBSERVATION_TYPES, Capability, MemoryType, Origin, Role, TemporalKind
 from .events import event_content
 
@@ -116,9 +120,15 @@ def default_temporal(message: Message | None) -> dict[str, Any]:
 
 
 def expand(
-    items: list[Any], conversation: Conversation, *, allow_system_sources: bool = False
+    items: list[Any],
+    conversation: Conversation,
+    *,
+    allow_system_sources: bool = False,
+    observing_tools: frozenset[str] = DEFAULT_OBSERVING_TOOLS,
 ) -> Expansion:
-    """The full candidate units ``items`` stand for (see the module docstring)."""
+    """The full candidate units ``items`` stand for (see the module docstring);
+    ``observing_tools``: the tools whose output is an observation (the rest relay external
+    text, :mod:`extractor.toolorigin`)."""
     taken = {i["id"] for i in items if isinstance(i, Mapping) and isinstance(i.get("id"), str)}
     out = Expansion()
     full: list[Any] = []
@@ -127,11 +137,11 @@ def expand(
         if not isinstance(item, Mapping):
             full.append(item)
             continue
-        unit, unsure = _filled(item, position, conversation, taken)
+        unit, unsure = _filled(item, position, conversation, taken, observing_tools)
         if unsure:
             ambiguous.add(position)
         full.append(unit)
-    events = _events(full, conversation, allow_system_sources, taken)
+    events = _events(full, conversation, allow_system_sources, taken, observing_tools)
     for position, (item, original) in enumerate(zip(full, items, strict=True)):
         for event in events.get(position, []):
             out.built.add(len(out.items))
@@ -147,7 +157,11 @@ def expand(
 
 
 def _filled(
-    item: Mapping[str, Any], position: int, conversation: Conversation, taken: set[str]
+    item: Mapping[str, Any],
+    position: int,
+    conversation: Conversation,
+    taken: set[str],
+    observing: frozenset[str],
 ) -> tuple[dict[str, Any], bool]:
     """``item`` in format 1 with every default the system can give filled in."""
     unit = dict(item)
@@ -165,7 +179,7 @@ def _filled(
         return unit, ambiguous
     event = memory_type in OBSERVATION_TYPES
     unit.setdefault("kind", "OBSERVATION" if event else "PROPOSITION")
-    unit.setdefault("origin", default_origin(role, memory_type).value)
+    unit.setdefault("origin", default_origin(message, memory_type, conversation, observing).value)
     if event and message is not None and isinstance(span, Mapping):
         quote = span.get("quote")
         if isinstance(quote, str) and "content" not in unit:  # a model's wording: the gate's
@@ -205,11 +219,20 @@ def _type(value: Any) -> MemoryType | None:
         return None
 
 
-def default_origin(role: Role, memory_type: MemoryType) -> Origin:
-    """The origin of text of ``role`` proposed as ``memory_type``."""
-    if role is Role.TOOL and memory_type is MemoryType.EXTERNAL_SOURCE_CLAIM:
+def default_origin(
+    message: Message | None,
+    memory_type: MemoryType,
+    conversation: Conversation,
+    observing: frozenset[str] = DEFAULT_OBSERVING_TOOLS,
+) -> Origin:
+    """The origin of text of ``message`` proposed as ``memory_type``: its role's, and for a
+    tool's text ``TOOL`` only when the caller declared the tool observing
+    (:mod:`extractor.toolorigin`); an EXTERNAL_SOURCE_CLAIM is always ``EXTERNAL_SOURCE``."""
+    if message is None:
+        return ROLE_ORIGINS[Role.USER]
+    if message.role is Role.TOOL and memory_type is MemoryType.EXTERNAL_SOURCE_CLAIM:
         return Origin.EXTERNAL_SOURCE
-    return ROLE_ORIGINS[role]
+    return text_origin(message, conversation, observing)
 
 
 def _free(wanted: str, taken: set[str]) -> str:
@@ -224,7 +247,11 @@ def _free(wanted: str, taken: set[str]) -> str:
 
 
 def _events(
-    full: list[Any], conversation: Conversation, allow_system: bool, taken: set[str]
+    full: list[Any],
+    conversation: Conversation,
+    allow_system: bool,
+    taken: set[str],
+    observing: frozenset[str],
 ) -> dict[int, list[dict[str, Any]]]:
     """Events to insert before each claim (by position); links the claims to their event."""
     by_id = {
@@ -241,7 +268,7 @@ def _events(
         parents = parents if isinstance(parents, list) else []
         if any(_is_event_of(by_id.get(p), wanted, message) for p in parents if isinstance(p, str)):
             continue
-        event = _new_event(unit, wanted, message, conversation, taken)
+        event = _new_event(unit, wanted, message, conversation, taken, observing)
         if event is None:
             continue
         built.setdefault(position, []).append(event)
@@ -287,6 +314,7 @@ def _new_event(
     message: Message,
     conversation: Conversation,
     taken: set[str],
+    observing: frozenset[str],
 ) -> dict[str, Any] | None:
     """The event over the claim's span, when that span really is in the message."""
     span = unit["span"]
@@ -294,7 +322,9 @@ def _new_event(
     if not isinstance(quote, str) or not quote or not isinstance(start, int):
         return None
     if message.text[start : start + len(quote)] != quote:
-        return None
+        start = message.text.find(quote)  # where the gate corrects the claim's offsets to
+        if start < 0 or message.text.find(quote, start + 1) >= 0:
+            return None
     event: dict[str, Any] = {
         "id": _free(f"{unit['id']}.event", taken),
         "span": {"message_id": message.id, "quote": quote, "start": start,
@@ -302,7 +332,7 @@ def _new_event(
         "kind": "OBSERVATION",
         "memory_type": wanted.value,
         "content": event_content(wanted, quote, message, conversation),
-        "origin": ROLE_ORIGINS[message.role].value,
+        "origin": text_origin(message, conversation, observing).value,
         "temporal": default_temporal(message),
     }  # fmt: skip
     for key in ("entities", "uncertainty"):
