@@ -36,7 +36,16 @@ def model_says(store: MemoryStore, cid: str, text: str) -> str:
 
 def test_exercise_1_model_inference_cannot_become_factual_evidence_through_admission(store):
     tool = one(
-        store, result("t", ("tool", "git status: working tree clean", "2026-06-01T18:32:00"))
+        store,
+        result(
+            "t",
+            {
+                "role": "tool",
+                "name": "shell",  # an observing tool (extractor.toolorigin)
+                "content": "git status: working tree clean",
+                "timestamp": "2026-06-01T18:32:00",
+            },
+        ),
     )
     pref = one(store, user_says("p", "I prefer tea."), "PREFERENCE")
     inference = model_says(store, "m", "Q3 revenue was approximately $46 million.")
