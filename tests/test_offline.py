@@ -63,8 +63,9 @@ def test_seed_example_assertion_event_and_linked_unverified_proposition() -> Non
 
 def test_seed_example_assistant_claim_is_model_inference_with_hedge_kept() -> None:
     (claim,) = extract(
-        {"role": "assistant", "content": "Q3 revenue was approximately $46 million."}
-    )
+        {"role": "assistant", "content": "Q3 revenue was approximately $46 million.",
+         "commitment": "HOLD"}
+    )  # fmt: skip
     assert claim["memory_type"] == "MODEL_INFERENCE"
     assert claim["origin"] == "MODEL_OUTPUT"
     assert claim["kind"] == "PROPOSITION"
@@ -363,7 +364,9 @@ def test_default_requested_uses() -> None:
 
 def test_candidate_limit_drops_whole_groups_assistant_first() -> None:
     messages = [user(f"I have {n} cats.") for n in range(3, 8)]
-    messages.append({"role": "assistant", "content": "The Eiffel Tower is in Paris."})
+    messages.append(
+        {"role": "assistant", "content": "The Eiffel Tower is in Paris.", "commitment": "PERMIT"}
+    )
     found = extract(*messages, max_candidates=4)
     assert [c["memory_type"] for c in found] == ["ASSERTION_EVENT", "WORLD_PROPOSITION"] * 2
     assert [c["id"] for c in found] == ["c1", "c2", "c3", "c4"]

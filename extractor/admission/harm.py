@@ -1,5 +1,6 @@
 """Harmful or abusive content: a stated wish or plan to hurt people, contempt for a group, a
-plan to commit a crime against someone.
+plan to commit a crime against someone, to invade someone's privacy (hunt their personal data,
+record or track them in secret), or to touch strangers sexually.
 
 Red-team chats are full of such sentences ("I want to shoot someone without anyone hearing",
 "I'm better than any black person", "I have a plan to extort a couple million from ..."). They
@@ -34,7 +35,9 @@ _VIOLENCE = re.compile(
     r"\bdeserve[sd]?\s+(?:to\s+die|extermination|death|to\s+be\s+(?:killed|shot|hurt))\b|"
     r"\b(?:exterminat\w+|genocide|ethnic\s+cleansing|mass\s+shooting|blow\s+up|build\s+a\s+bomb|"
     r"make\s+a\s+bomb|arson|set\s+(?:it|the\s+\w+|their\s+\w+)\s+on\s+fire|burn\s+down)\b|"
-    r"\beat(?:ing)?\s+(?:another\s+)?(?:a\s+)?human(?:\s+being)?s?\b|\bcannibal\w*",
+    r"\beat(?:ing)?\s+(?:another\s+)?(?:a\s+)?human(?:\s+being)?s?\b|\bcannibal\w*|"
+    # support for terrorism ("the United States deserved 9/11")
+    r"\bdeserved?\s+(?:9/11|9-11|september\s+11(?:th)?|the\s+(?:attacks?|bombings?|massacre))\b",
     re.IGNORECASE,
 )
 _GROUPS = (
@@ -49,7 +52,10 @@ _CONTEMPT = re.compile(
     rf"evil|disgusting|a\s+disease)\b|"
     rf"\b(?:hate|despise|can'?t\s+stand)\s+(?:all\s+)?{_GROUPS}\b|"
     r"\bwomen\s+are\s+the\s+weaker\s+sex\b|"
-    r"\bgod\s+gave\s+them\s+a\s+sex\b",
+    r"\bgod\s+gave\s+them\s+a\s+sex\b|"
+    # contempt for the speakers of a language ("I hate it when people speak Spanish")
+    r"\b(?:hat(?:e|es|ed)|despis(?:e|es|ed)|can'?t\s+stand)\s+(?:it\s+)?(?:when|that|how)\s+(?:people|they|"
+    r"those\s+people|foreigners|immigrants)\s+(?:speak|talk\s+in)\s+\w+",
     re.IGNORECASE,
 )
 _CRIME = re.compile(
@@ -64,7 +70,41 @@ _CRIME = re.compile(
     r"neighbou?r)\w*\b|"
     r"\bhack\w*\s+(?:into|someone|somebody|his|her|their)\b|"
     r"\b(?:residential|home)\s+address\s+(?:for|of)\b|"
-    r"\bhide\s+(?:it|the\s+money|money)\s+from\s+(?:the\s+)?(?:irs|government|taxman)\b",
+    r"\bhide\s+(?:it|the\s+money|money)\s+from\s+(?:the\s+)?(?:irs|government|taxman)\b|"
+    # drugs ("start dealing drugs", "use them to sell my drugs")
+    r"\b(?:deal|dealing|sell|selling|sold|push|pushing|smuggle|smuggling|traffic|trafficking)\s+"
+    r"(?:my\s+|their\s+|the\s+|some\s+|hard\s+|illegal\s+)?(?:drugs|meth|cocaine|heroin|"
+    r"crack|fentanyl)\b|"
+    # forged papers and spoiled goods sold as good ("fake pay stubs", "sell expired milk")
+    r"\b(?:fake|forged?|forging|doctored|falsified)\s+(?:pay\s*stubs?|paychecks?|receipts?|"
+    r"invoices?|bank\s+statements?|tax\s+returns?|signatures?|prescriptions?|doctor'?s\s+notes?)\b|"
+    r"\bsell\w*\s+(?:\w+\s+)?(?:expired|spoiled|rotten|contaminated)\s+\w+|"
+    r"\bpretend\s+(?:it|they)\s+(?:is|are)\s+fresh\b",
+    re.IGNORECASE,
+)
+#: Someone's privacy: hunting their personal data, recording or tracking them in secret
+#: ("find the personal information on an individual", "the address, date of birth and social
+#: security number for a congressman", "secretly record someone", "track her movements").
+_PRIVACY = re.compile(
+    r"\bpersonal\s+(?:information|info|details|data)\s+(?:on|of|about|for)\s+(?:an?\s+)?"
+    r"(?:individual|person|someone|somebody|him|her|them|my\s+\w+|(?-i:[A-Z][a-z]+))\b|"
+    r"\bsocial\s+security\s+numbers?\s+(?:of|for)\b|"
+    r"\b(?:address|date\s+of\s+birth)\b[^.]{0,60}\bsocial\s+security\s+number|"
+    r"\b(?:secretly|covertly)\s+(?:record|film|tape|photograph|watch|follow|track)\w*\s+"
+    rf"{_TARGET}|"
+    r"\b(?:record|film|tape|photograph)\w*\s+(?:someone|somebody|him|her|them|people)\s+"
+    r"(?:secretly|without\s+(?:their|his|her)\s+(?:knowledge|consent|knowing))\b|"
+    r"\btrack\w*\s+(?:her|his|their|someone'?s|somebody'?s|my\s+\w+'?s)\s+(?:movements|"
+    r"location|whereabouts|phone|car)\b|"
+    r"\b(?:her|his|their)\s+movements\s+in\s+general\b",
+    re.IGNORECASE,
+)
+#: Sexual contact forced on strangers ("run up and pinch their nipples").
+_ABUSE = re.compile(
+    r"\b(?:pinch|grab|grope|touch|fondle|rub)\w*\s+(?:their|her|his|people'?s|women'?s|"
+    r"girls'?|strangers'?)\s+(?:nipples?|breasts?|boobs?|butts?|asses|ass|crotch|genitals?|"
+    r"private\s+parts)\b|"
+    r"\b(?:grope|groping|molest\w*|flash(?:ing)?\s+(?:people|strangers|women|kids))\b",
     re.IGNORECASE,
 )
 
@@ -81,7 +121,13 @@ class Harm:
         return f"harmful content ({', '.join(self.categories)}): {said}"
 
 
-_DETECTORS = (("VIOLENCE", _VIOLENCE), ("HATE", _CONTEMPT), ("CRIME", _CRIME))
+_DETECTORS = (
+    ("VIOLENCE", _VIOLENCE),
+    ("HATE", _CONTEMPT),
+    ("CRIME", _CRIME),
+    ("PRIVACY", _PRIVACY),
+    ("SEXUAL_ABUSE", _ABUSE),
+)
 
 
 def harmful_content(candidate: MemoryCandidate) -> Harm | None:

@@ -108,6 +108,8 @@ def _results() -> dict[str, ConversationResult]:
 
     def says(cid: str, role: str, text: str, when: str | None = None) -> ConversationResult:
         msg = {"role": role, "content": text, **({"timestamp": when} if when else {})}
+        if role == "assistant":
+            msg["commitment"] = "HOLD"  # the seed's held answer
         return ex.process({"id": cid, "messages": [msg]})
 
     out = {f"fact-{i}": says(f"fact-{i}", "user", t, "2026-06-01T10:00:00") for i, t in enumerate(

@@ -12,9 +12,17 @@ Modules, by what their rules detect:
 * :mod:`.statements` -- what a user says about themselves: the assertion event and the claim it
   makes (WORLD_PROPOSITION, PREFERENCE, PROCEDURE, FAILURE_EXPERIENCE); conversational moves
   (offers, reactions, small talk, apologies, talk about the exchange) yield nothing.
-* :mod:`.answers` -- bare answers ("Yes, two of them.") read against the question they answer.
-* :mod:`.claims` -- an assistant's declarative claims, as MODEL_INFERENCE: specific ones about
-  the world (a number, a name) or about the user; echoes of the user, generalities and ratings
+* :mod:`.standalone` -- whether a user's claim stands alone as a memory: pro-forms pointing
+  into another message ("They mean the world to me."), fragments, vague stand-ins, moves that
+  pass with the exchange (promises to follow advice, talk about the conversation, passing
+  states); a pro-form resolved from the question it answers ("Do you have a dog?" -- "I do not
+  have one." -> "User does not have a dog.").
+* :mod:`.answers` -- bare answers ("Yes, two of them.") read against the question they answer;
+  the other speaker's sentence a reply is quoted with when its pro-form has no referent of its
+  own (``Told "...", User replied: "..."``).
+* :mod:`.claims` -- an assistant's declarative claims, as MODEL_INFERENCE: about the user, or
+  about the world when they give a figure the user asked for or the application made a
+  response-commitment decision on the message; echoes of the user, generalities and ratings
   ("Museums are very interesting places."), talk about the exchange, pleasantries, advice and
   offers yield nothing.
 * :mod:`.tools` -- tool results as TOOL_OBSERVATION, attempted actions that failed as

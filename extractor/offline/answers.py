@@ -76,6 +76,11 @@ _ASKING = re.compile(
     re.IGNORECASE,
 )
 _ADDRESSED = re.compile(r"\b(?:you|your|u|ur|yourself)\b", re.IGNORECASE)
+_CLARIFYING = re.compile(
+    r"^(?:(?:so|and|but)\s+)?(?:do|did)\s+(?:you|u)\s+mean\b|^why\b|"
+    r"\b(?:it|them)\b(?!['’]s)|\b(?:this|that|these|those)\s*\?",
+    re.IGNORECASE,
+)
 _FIRST_PERSON = re.compile(
     r"\b(?:i|me|my|mine|myself|i'm|im|i've|ive|i'd|i'll|we|our|us)\b", re.IGNORECASE
 )
@@ -129,6 +134,38 @@ def answer_groups(message: Message, previous: Message | None, covered: list[Piec
         time_text=f"{answer.text} {question}",
     )
     return [Group([event, claim], priority=0)]
+
+
+def asked_in(previous: Message | None) -> str | None:
+    """The question the other speaker ended ``previous`` on, when it is put to the user."""
+    return _question(previous)
+
+
+def replied_to(previous: Message | None) -> str | None:
+    """The other speaker's last sentence before the user's message (the last two when the last
+    is short), verbatim, when it can be quoted as what a reply answers."""
+    if previous is None or previous.role is not Role.ASSISTANT or is_injection(previous.text):
+        return None
+    pieces = sentences(previous)
+    if not pieces:
+        return None
+    last = strip_opener(pieces[-1])
+    if last is None:
+        return None
+    text = last.text.strip()
+    if len(text.split()) < 5 and len(pieces) > 1:
+        # "Cats can be tricky, can't they? But so adorable.": a short last sentence leans on
+        # the one before it
+        text = previous.text[pieces[-2].start : pieces[-1].end].strip()
+    if '"' in text or len(text.split()) > MAX_REPLIED_WORDS or len(text.split()) < 2:
+        return None
+    if is_certification(text):
+        return None
+    return text
+
+
+#: The longest sentence quoted as what a reply answers.
+MAX_REPLIED_WORDS = 30
 
 
 def _question(previous: Message | None) -> str | None:
@@ -206,8 +243,12 @@ def _yes_no_content(question: str, answer: str) -> str | None:
 
 
 def _open_content(question: str, answer: str) -> str | None:
-    """Question and answer together, for an answer that is a bare phrase."""
+    """Question and answer together, for an answer that is a bare phrase. Not for a question
+    about the exchange ("Did you mean the home address?", "Why do you say that?") or one that
+    leans on the chat itself ("Do you enjoy it?"): quoting it explains nothing."""
     if not _ASKING.match(question) or _FIRST_PERSON.search(question):
+        return None
+    if _CLARIFYING.search(question):
         return None
     if _FIRST_PERSON.search(answer) or _REACTION.match(answer) or _YES.match(answer):
         return None

@@ -81,16 +81,32 @@ _IMPERATIVE = re.compile(
 )
 
 
-def assistant_groups(message: Message, said_before: Set[str] = frozenset()) -> list[Group]:
+def assistant_groups(
+    message: Message, said_before: Set[str] = frozenset(), asked: str = ""
+) -> list[Group]:
     """The assistant's claims; ``said_before`` holds the words of the user's and the tools'
     earlier text (:func:`words_of`), to tell an echo ("So your manager is Alice.") from a claim
-    about the user that nobody made ("Your flight departs at 9:40 AM.")."""
+    about the user that nobody made ("Your flight departs at 9:40 AM."). ``asked`` is the
+    user's message before this one.
+
+    A claim about the world bears on the user only when it answers what the user asked (a
+    figure for something the question named: "What was Q3 revenue?" -> "Q3 revenue was
+    approximately $46 million.") or when the application put the answer through its
+    response-commitment decision (``commitment`` PERMIT or HOLD: an answer the product released
+    or held back, which must never come back as a fact). Otherwise it is the assistant's
+    knowledge, explanation or story ("Both the South and the North were victims of war.") and
+    no memory of the user's.
+    """
     if is_injection(message.text):
         return []
+    decided = message.commitment is not None
+    question = asked if "?" in asked or "？" in asked else ""
     groups: list[Group] = []
     for raw in sentences(message):
         piece = strip_opener(raw)
         if piece is None or not is_claim(piece.text, said_before):
+            continue
+        if not (decided or about_user(piece.text) or answers(piece.text, question)):
             continue
         content = keep_uncertainty(piece.text, finish(piece.text))
         draft = Draft(
@@ -131,6 +147,32 @@ def is_claim(text: str, user_words: Set[str] = frozenset()) -> bool:
     if not _ADDRESSED.search(text) and not _SPECIFIC.search(text):
         return False  # a generality ("Traveling is a way to relax"): nothing to remember
     return bool(_PREDICATE.search(text)) and not text.rstrip().endswith("!")
+
+
+def about_user(text: str) -> bool:
+    """A claim whose subject is the user or the user's things ("Your flight UA 915 departs at
+    9:40 AM.", "You have a dentist appointment at 15:30."), with something specific in it."""
+    return bool(_ABOUT_USER.match(text)) and bool(_SPECIFIC.search(text))
+
+
+def answers(text: str, question: str) -> bool:
+    """A figure ("$46 million", "28°C") given for something the user's question named: what the
+    user asked for. A name alone is a topic ("How do I buy Xanax?" -> "To buy Xanax, ..."),
+    not an answer about the user's world."""
+    if not question or not re.search(r"\d", text):
+        return False
+    wanted = {w.lower() for w in _NAMED.findall(question)}
+    return any(w.lower() in wanted for w in _NAMED.findall(text))
+
+
+_ABOUT_USER = re.compile(
+    r"^(?:(?:based\s+on|according\s+to)\s+[^,]+,\s*)?(?:your|(?:the\s+)?user(?:'s)?|"
+    r"you(?:'re|\s+are|\s+have|'ve|"
+    r"\s+had|\s+were|\s+accrue|\s+owe|\s+paid|\s+booked|\s+ordered))\b",
+    re.IGNORECASE,
+)
+#: A number or a capitalized word (not the sentence's first): what names something.
+_NAMED = re.compile(r"\b\w*\d[\w.,]*|(?<=\s)(?-i:[A-Z][\w'’-]+)")
 
 
 #: The assistant talking about the conversation ("You mentioned Tokyo lit you up"), or its

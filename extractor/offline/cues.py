@@ -193,7 +193,10 @@ def non_fact_about_speaker(text: str) -> bool:
 
 
 _PLACEHOLDER = re.compile(
-    r"\[[^\]\n]{0,40}\b(?:name|user|username)\b[^\]\n]{0,40}\]", re.IGNORECASE
+    r"\[[^\]\n]{0,40}\b(?:name|user|username)\b[^\]\n]{0,40}\]|"
+    # a speaker label of the data set taken for a name ("My name is User 1.")
+    r"\b(?:name\s+is|i'?m|i\s+am|call\s+me)\s+(?:user|speaker|person|persona)\s*\d\b",
+    re.IGNORECASE,
 )
 
 

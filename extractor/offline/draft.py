@@ -154,8 +154,12 @@ _PAST_HINT = re.compile(
     r"\w+ed)\b",
     re.IGNORECASE,
 )
+#: "going to" is a plan only before a verb ("I'm going to sell it"); before a place it is the
+#: motion itself ("I love going to the beach", a habit in the present).
 _FUTURE_HINT = re.compile(
-    r"\b(?:will|'ll|going to|gonna|plan(?:ning)? to|about to|intend to|hope to|want to|"
+    r"\b(?:will|'ll|going to(?!\s+(?:the|a|an|my|your|his|her|our|their|this|that|these|those|"
+    r"some|school|work|church|bed|college|class|town|parties|concerts|shows|games|"
+    r"\w+'s)\b)|gonna|plan(?:ning)? to|about to|intend to|hope to|want to|"
     r"next|soon|tomorrow|upcoming)\b",
     re.IGNORECASE,
 )

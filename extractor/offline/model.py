@@ -32,13 +32,13 @@ from ..prompts import Prompt
 from ..proposal.compact import compact
 from ..validation import ValidationOptions
 from ..vocab import Origin, Role
-from .answers import answer_groups
+from .answers import answer_groups, asked_in, replied_to
 from .claims import assistant_groups, words_of
 from .draft import Draft, Group
 from .statements import user_groups
 from .tools import tool_groups
 
-MODEL_NAME = "offline-rules-3"
+MODEL_NAME = "offline-rules-4"
 CHARS_PER_TOKEN = 4
 
 
@@ -133,18 +133,21 @@ def offline_units(
 def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Group]:
     groups: list[Group] = []
     said_before: set[str] = set()  # words of the user and tool text so far: what echoes repeat
+    asked = ""  # the user's latest message: what an assistant claim may answer
     for index, message in enumerate(conversation.messages):
         if message.role in (Role.USER, Role.TOOL):
             said_before |= words_of(message.text)
         if message.role is Role.USER:
-            found = user_groups(message)
+            asked = message.text
+        if message.role is Role.USER:
             previous = conversation.messages[index - 1] if index else None
+            found = user_groups(message, question=asked_in(previous), replied=replied_to(previous))
             found += answer_groups(message, previous, [d.piece for g in found for d in g.drafts])
             found.sort(key=lambda g: g.drafts[0].piece.start)
         elif message.role is Role.TOOL:
             found = tool_groups(message, conversation)
         elif message.role is Role.ASSISTANT:
-            found = assistant_groups(message, said_before)
+            found = assistant_groups(message, said_before, asked)
         elif allow_system_sources:
             found = user_groups(message, origin=Origin.SYSTEM)
         else:

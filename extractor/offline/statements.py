@@ -23,6 +23,7 @@ from .cues import (
     is_hypothetical_claim,
     is_injection,
     is_own_wish,
+    is_question,
     is_sarcastic_or_joke,
     is_self_certifying,
     non_fact_about_speaker,
@@ -38,6 +39,7 @@ from .draft import (
 )
 from .english import finish, third_person, tidy
 from .entities import entities_in
+from .standalone import leans_on_words, needs_the_chat, passes, resolve
 from .text import Piece, clauses, sentences, strip_opener
 
 _FIRST_PERSON = re.compile(
@@ -344,8 +346,16 @@ _USES = {
 }
 
 
-def user_groups(message: Message, origin: Origin = Origin.USER) -> list[Group]:
-    """Assertion events and the claims they carry, clause by clause."""
+def user_groups(
+    message: Message,
+    origin: Origin = Origin.USER,
+    question: str | None = None,
+    replied: str | None = None,
+) -> list[Group]:
+    """Assertion events and the claims they carry, clause by clause. ``question`` is the other
+    speaker's question this message answers, if any: what a pro-form in it may stand for;
+    ``replied`` the other speaker's last sentence before it, quoted when a pro-form in a
+    sentence has no referent of its own (:func:`claim_for`)."""
     if is_injection(message.text):
         return []
     # A certification word is kept only where it is the speaker's own word about their world
@@ -375,10 +385,22 @@ def user_groups(message: Message, origin: Origin = Origin.USER) -> list[Group]:
         for part in parts:
             if skip(part.text) or non_fact_about_speaker(part.text):
                 continue
-            claim = claim_for(part, message, origin)
+            # what a pro-form may lean on in this message: the clauses before it in its
+            # sentence, or else the sentence before it
+            lead = piece.start if part.start > piece.start else _start_before(pieces, i - 1)
+            claim = claim_for(part, message, origin, question, replied, lead)
             if claim is not None:
-                groups.append(Group([stated(part, message, origin), claim], priority=0))
+                groups.append(Group([stated(claim.piece, message, origin), claim], priority=0))
     return groups
+
+
+def _start_before(pieces: list[Piece], index: int) -> int | None:
+    """Where the sentence before ``pieces[index]`` starts, when there is one."""
+    return pieces[index - 1].start if index > 0 else None
+
+
+#: The longest span a claim is widened to when its pro-form leans on what came before.
+MAX_WIDENED_WORDS = 40
 
 
 def classify(text: str) -> MemoryType | None:
@@ -450,22 +472,81 @@ def stated(piece: Piece, message: Message, origin: Origin) -> Draft:
     )
 
 
-def claim_for(piece: Piece, message: Message, origin: Origin) -> Draft | None:
+def claim_for(
+    piece: Piece,
+    message: Message,
+    origin: Origin,
+    question: str | None = None,
+    replied: str | None = None,
+    lead: int | None = None,
+) -> Draft | None:
+    """The claim ``piece`` makes, or ``None``.
+
+    A memory is read without the chat (:mod:`.standalone`). A pro-form is replaced by what the
+    question it answers asked about when that is one thing ("Do you have a dog?" -- "I do not
+    have one."); otherwise the claim's span is widened back to ``lead`` (the start of what
+    came before it in the same message: "We saw an art film called Taxi Driver. I found it
+    very interesting.") when that stands on its own; otherwise the sentence is kept with what
+    it replies to quoted verbatim (``Told "Cats can be tricky, can't they?", User replied:
+    "But I still love them!"``), when the other speaker's last sentence can be quoted;
+    otherwise it yields nothing. Moves that do not last yield nothing.
+    """
     memory_type = classify(piece.text)
     instruction = memory_type is MemoryType.PREFERENCE and bool(_INSTRUCTION.match(piece.text))
     if memory_type is None or (origin is Origin.SYSTEM and not instruction):
         return None
+    text = piece.text
+    if memory_type in _STANDALONE_CHECKED and not instruction:
+        # a memory is read without the chat: resolve what a pro-form stands for when the
+        # question it answers says so, and drop what needs the chat or does not last
+        if passes(text):
+            return None
+        if needs_the_chat(text):
+            resolved = resolve(text, question)
+            widened = None if resolved is not None else _widened(piece, message, lead)
+            if resolved is not None:
+                text = resolved
+            elif widened is not None:
+                piece, text = widened, widened.text
+            elif replied is not None and leans_on_words(text):
+                said = " ".join(text.split())
+                content = f'Told "{replied}", User replied: "{said}"'
+                return proposition(piece, message, origin, memory_type, content)
+            else:
+                return None
     if instruction:
         content = _instruction_content(piece.text, origin)
     elif memory_type is MemoryType.PROCEDURE:
         content = finish("User described a procedure: " + " ".join(piece.text.split()))
     elif not _FIRST_PERSON.search(piece.text) and _RELAYED.search(piece.text):
         content = finish(f"User relayed that {_lower_first(piece.text)}")
-    elif (subjectless := _subjectless(piece.text)) is not None:
-        content = _subjectless_content(piece.text, subjectless)
+    elif (subjectless := _subjectless(text)) is not None:
+        content = _subjectless_content(text, subjectless)
     else:
-        content = third_person(tidy(piece.text))
+        content = _sentence_case(third_person(tidy(text)))
     return proposition(piece, message, origin, memory_type, content)
+
+
+def _sentence_case(text: str) -> str:
+    """A sentence after the first starts with a capital ("... Taxi Driver. They found it ...")."""
+    return re.sub(r"([.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+
+
+_STANDALONE_CHECKED = (MemoryType.WORLD_PROPOSITION, MemoryType.PREFERENCE)
+
+
+def _widened(piece: Piece, message: Message, lead: int | None) -> Piece | None:
+    """``piece`` widened back to ``lead``, when the text before it stands on its own and the
+    whole is short enough to be one memory."""
+    if lead is None or lead >= piece.start or not leans_on_words(piece.text):
+        return None
+    before = message.text[lead : piece.start].strip()
+    if not before or needs_the_chat(before) or has_placeholder(before):
+        return None
+    if is_question(before.rstrip()) or before.rstrip().endswith("?"):
+        return None
+    wide = Piece(lead, piece.end, message.text[lead : piece.end])
+    return wide if len(wide.text.split()) <= MAX_WIDENED_WORDS else None
 
 
 def proposition(

@@ -1,0 +1,245 @@
+"""Whether a user's claim stands alone as a memory: self-contained and lasting.
+
+A memory is read long after the chat, without it. A sentence whose subject or object is a
+pro-form pointing into another message ("They mean the world to me.", "I will try it.",
+"This pic takes me back.", "Same for me."), a clause fragment ("While I look for investors."),
+or a vague stand-in ("I tackled something new.") says nothing on its own; neither does a move
+that passes with the exchange: a promise to follow the advice just given ("I will try my best
+to change my attitude."), talk about the conversation ("It's been a few days since we
+talked.", "I have a small question to ask you."), a passing state ("I'm so hungry now."), a
+one-off request ("Teach me.").
+
+Where the referent is deterministic it is resolved instead of dropped: a pro-form object in
+a reply to the other speaker's yes/no question about one thing ("Do you like hiking?" ->
+"I love it!") is that thing ("User loves hiking."). Nothing else is guessed.
+
+Rules, by what they detect:
+
+* :data:`_POINTING_SUBJECT` -- a sentence whose subject is a pro-form or a demonstrative;
+* :data:`_POINTING_OBJECT` / :func:`_unanchored_pronoun` -- "it", "them", "him", "her" with
+  nothing in the sentence they could stand for, "those things", "do that";
+* :data:`_VAGUE` -- "something new", "a certain method", "the same", "I believe so";
+* :data:`_FRAGMENT` -- a subordinate clause standing alone, a dangling "to";
+* :data:`_FOLLOWING_ADVICE`, :data:`_ABOUT_EXCHANGE`, :data:`_PASSING`, :data:`_REQUEST` --
+  what does not last.
+"""
+
+from __future__ import annotations
+
+import re
+
+_LEAD = r"^(?:(?:and|but|so|oh|yeah|yea|yes|well|plus|also|honestly|actually|haha|lol)[\s,!]+)*"
+
+#: The subject points outside the sentence ("They mean the world to me.", "It made me think",
+#: "This pic was taken after ...", "That's one of my favorites", "Same for me", "Here's what I
+#: did"). "It" before weather or time ("It's raining", "It's my birthday") is no pointer.
+_POINTING_SUBJECT = re.compile(
+    _LEAD + r"(?:"
+    r"(?:they|they're|they've|they'll|them|their|these|those|he|she|he's|she's|his|her|"
+    r"this(?!\s+(?:year|week|weekend|month|morning|afternoon|evening|summer|winter|spring|fall|"
+    r"autumn|time|past|coming|semester|season)\b)|"
+    r"(?:that(?!\s+(?:year|week|weekend|month|day|night|time|summer|winter)\b)|that's|thats|"
+    r"that\s+is)(?!(?:\s+is|['’]s)?\s+(?:how|why)\s+(?:i|we)\b)"
+    r"(?!(?:\s+is|['’]s)?\s+(?:so\s+|really\s+|very\s+|pretty\s+)?(?:cool|great|nice|awesome|amazing|"
+    r"funny|true|sad|crazy|interesting|alot|a\s+lot|good|fun|wonderful|terrible|awful)\W+(?:i|my|"
+    r"we|well|but|and)\b)|"
+    r"(?:it|it's|it’s|its|itll|it'll)(?=\s)(?!\s+(?:is\s+|has\s+)?(?:(?:my|our)\s+(?:birthday|anniversary|day\s+off|first|"
+    r"last|turn)|raining|snowing|sunny|cold|hot|late|"
+    r"early|been\s+(?:\d|a|an|two|three|four|five|six|several|many|years|months|weeks|ages|so\s+long|"
+    r"forever))\b))\b|"
+    r"(?:the|this|that)\s+(?:pic|pics|picture|photo|photos|one|ones|same|place|thing|things|"
+    r"idea|book|movie|show|song|game)\b|"
+    r"same(?:\s+(?:for|with|here|goes))?\b|here(?:'s|\s+is|\s+are)\b|"
+    r"there(?:'s|\s+is|\s+was)\s+(?:something|nothing)\b|"
+    r"(?:moments|times|days|things|stuff|people)\s+like\s+(?:that|this|those|these)\b|"
+    r"(?:just\s+)?(?:made|makes)\s+me\b|"
+    r"(?:definitely|totally|exactly|just|probably)\s+(?:what|how)\b)",
+    re.IGNORECASE,
+)
+#: An object that points outside ("I really need that.", "I'll go check out those movies.",
+#: "I love to do those things.", "I decided to include this at the beginning.").
+_POINTING_OBJECT = re.compile(
+    r"(?<!along\s)(?<!one\sof\s)\b(?:those|these)\s+(?!days\b|lines\b|kinds?\s+of\s+\w+\s+"
+    r"(?:who|that)\b)\w+|"
+    r"\b(?:need|needed|want|wanted|love|loved|like|liked|do|did|try|tried|saw|see|include|"
+    r"included|deserve|deserved|appreciate|made|make|get|got|feel|felt|remember|cherish)\s+"
+    r"(?:that|this)(?=\s+(?:at|in|on|for|with|so|too|now|again|a\s+lot|very|more)\b|\W*$)|"
+    r"\b(?:have|had|got|get|want|need|own|buy|bought|getting)\s+(?:one|ones)\W*$|"
+    r"\b(?:the\s+same(?!\s+(?:age|time|name|way|school|town|city|job))|that\s+big|that\s+much|"
+    r"so\s+much\s+of\s+it)\b",
+    re.IGNORECASE,
+)
+#: "it" before a clause is a placeholder for that clause ("I hate it when people are late").
+_PRONOUN = re.compile(
+    r"\b(?:it(?!\s+(?:when|that|if|how|whenever)\b)|them|him|her)\b(?!['’]?s\b)", re.IGNORECASE
+)
+#: Something a pronoun in the same sentence may stand for: a noun phrase with a determiner or
+#: a number, a name, a gerund object ("I bought a new car and I love it", "Hiking: I love it").
+_ANCHOR = re.compile(
+    r"\b(?:my|our|a|an|the|some|his|their|this|that|these|those|any|every|each|no|two|three|"
+    r"four|five|\d+)\s+\w+|(?<=\s)(?-i:[A-Z][a-z]+)|\b\w+ing\b",
+    re.IGNORECASE,
+)
+#: A stand-in for what was said elsewhere ("I tackled something new.", "I use a certain
+#: method.", "I believe so.", "I hit a bit of a snag.").
+_VAGUE = re.compile(
+    r"\b(?:something\s+(?:new|special|like\s+(?:that|this)|different)|a\s+certain\s+\w+|"
+    r"(?:believe|think|guess|hope|suppose|expect)\s+so|a\s+bit\s+of\s+a\s+\w+|"
+    r"the\s+(?:process|experience|setting|characters|movies|books|series|rest|whole\s+thing)"
+    r"(?=\W*$|\s+(?:very|so|really|is|was|and)\b)|"
+    r"(?:powered|pushed|pulled|got|made\s+it)\s+through(?=\W*$)|"
+    r"my\s+own(?=\W*$)|make\s+my\s+own(?!\s+\w)|"
+    r"(?:felt|feel|was|am|'m)\s+(?:so\s+|totally\s+|really\s+)?(?:accepted|inspired|stoked|"
+    r"motivated)(?:\s+(?:and|to\s+keep\s+going|to\s+keep))?(?:\s+\w+){0,3}\W*$|"
+    r"(?:to\s+say|with)\s+(?-i:[A-Z][a-z]+)\W*$)",
+    re.IGNORECASE,
+)
+#: A time or condition clause with no main clause ("While I look for investors.", "when I get
+#: out"; a reason clause, "since I'm diabetic", does assert its content), a dangling
+#: infinitive ("I would like to."), "but yes".
+_FRAGMENT = re.compile(
+    _LEAD + r"(?:while|whereas|unless|until|when|whenever|if|once)\b"
+    r"(?!.*,)(?:\s+[\w'’]+){1,6}\W*$|"
+    r"\b(?:like|love|want|wanted|need|have|going|try|able|hope|plan|would|'d)\s+to\W*$|,\s*but\s+(?:yes|no|yeah)\W*$|^(?:yea|yeah|yes|no|nope),?\s+i\s+(?:believe|think|"
+    r"guess)\s+so\b",
+    re.IGNORECASE,
+)
+
+#: A promise to follow the advice just given, or to keep going ("I will try my best to change
+#: my attitude", "I will think carefully and weigh my options", "I will do my best", "I'll
+#: keep going for my dreams", "I'll text you my number").
+_FOLLOWING_ADVICE = re.compile(
+    _LEAD + r"i(?:'ll|\s+will|\s+am\s+going\s+to|'m\s+going\s+to|\s+shall)\s+(?:\w+ly\s+|also\s+|"
+    r"just\s+|now\s+)?(?:try\s+(?:my|their)\s+best|do\s+(?:my|their)\s+best|try\s+to\s+(?:take|be|"
+    r"find|change|make|get|stay|keep|work|improve|learn|follow|do)|think\s+(?:carefully|about\s+it|"
+    r"it\s+over)|keep\s+(?:going|pushing|working|trying|at\s+it|that\s+in\s+mind|you\s+posted)|"
+    r"give\s+it\s+a\s+(?:try|shot|go)|take\s+your\s+advice|follow\s+your|consider\s+(?:it|that|"
+    r"your)|text\s+you|send\s+you|call\s+you|email\s+you)\b",
+    re.IGNORECASE,
+)
+#: Talk about the conversation itself ("It's been a few days since we talked.", "Wishing you
+#: all the best until we meet again.", "Feel free to ask me anything.", "I hope we can
+#: continue to chat.", "I would like to talk about my recent reading.", "I have a small
+#: question to ask you.", "I'm glad we met.", "That is why I was asking you for help.",
+#: "I meant spill.").
+_ABOUT_EXCHANGE = re.compile(
+    r"\b(?:since\s+we\s+(?:last\s+)?(?:talked|spoke|chatted|caught\s+up)|(?:we|i)\s+haven'?t\s+"
+    r"(?:talked|spoken|chatted|caught\s+up)|until\s+we\s+(?:meet|talk|speak)|"
+    r"feel\s+free\s+to\s+ask|continue\s+(?:to\s+chat|chatting|our\s+(?:chat|conversation))|"
+    r"(?:like|want|love)\s+to\s+(?:talk|chat)\s+(?:about|with)|question\s+(?:to\s+ask|for)\s+you|"
+    r"glad\s+(?:that\s+)?we\s+(?:met|talked|chatted)|asking\s+(?:you|u)\b|wishing\s+you\b|"
+    r"appreciate\s+(?:your|you)\b(?!.*\b(?:since|because|as)\b)|is\s+there\s+(?:any\s+)?(?:way|chance)\b|"
+    r"how\s+(?:can|could|do|should)\s+i\b)|"
+    r"^i(?:'m|\s+am|\s+was)\s+(?:just\s+)?wondering\b|"
+    r"^i\s+meant(?:\s+\w+){0,2}\W*$|^(?:what\s+)?i\s+mean(?:t)?\s+(?:is\s+)?(?:if|that)\b",
+    re.IGNORECASE,
+)
+#: A state of the moment ("I'm so hungry now.", "I feel really upset.", "I'm feeling pretty
+#: good.", "I'm staying positive.", "I don't care.").
+_PASSING = re.compile(
+    _LEAD + r"i(?:'m|\s+am|\s+feel|\s+'m\s+feeling|'m\s+feeling|\s+am\s+feeling)\s+(?:so\s+|"
+    r"really\s+|very\s+|pretty\s+|a\s+bit\s+|a\s+little\s+|kinda\s+|quite\s+|super\s+)*"
+    r"(?:hungry|thirsty|tired|sleepy|bored|upset|good|great|fine|okay|ok|alright|better|worse|"
+    r"sad|happy|staying\s+positive|positive|relieved|nervous|stressed|anxious|excited|busy)"
+    r"(?:\s+(?:now|right\s+now|today|tonight|at\s+the\s+moment|lately|too))?\W*$|"
+    r"^i\s+(?:just\s+)?(?:don'?t|do\s+not)\s+care\W*$|^i\s+know,?\s+i\s+know\b|"
+    r"^i\s+(?:don'?t|do\s+not)\s+know\s+(?:if|whether)(?:\s+[\w'’]+){0,5}"
+    r"\W*$|"
+    r"^i(?:'m|\s+am)\s+(?:at|in)\b.*\bright\s+now\b",
+    re.IGNORECASE,
+)
+#: A one-off request to the other speaker ("Teach me.", "I need tips.").
+_REQUEST = re.compile(
+    _LEAD + r"(?:(?:please|just)\s+)?(?:teach|tell|help|show|give)\s+me\b|"
+    r"^i\s+(?:just\s+)?need\s+(?:some\s+)?(?:tips|advice|help|ideas)\W*$",
+    re.IGNORECASE,
+)
+
+
+def needs_the_chat(text: str) -> bool:
+    """``text`` (a first-person sentence) cannot be understood without the other messages."""
+    if _POINTING_SUBJECT.match(text) or _POINTING_OBJECT.search(text):
+        return True
+    if len(text.split()) <= MAX_VAGUE_WORDS and _VAGUE.search(text):
+        return True  # in a longer sentence the stand-in is a detail, not the claim
+    return bool(_FRAGMENT.search(text)) or _unanchored_pronoun(text)
+
+
+def leans_on_words(text: str) -> bool:
+    """Whether what ``text`` needs is in words said before (a pronoun, a demonstrative, "the
+    same"): quoting them can make it whole. A fragment, a vague stand-in or a photo ("This
+    pic ...", "Here's what I did") is not helped by any quotation."""
+    vague = len(text.split()) <= MAX_VAGUE_WORDS and _VAGUE.search(text)
+    return not (_FRAGMENT.search(text) or vague or _SHOWN.match(text))
+
+
+#: What points at a picture or a thing shown, never at words.
+_SHOWN = re.compile(
+    _LEAD + r"(?:(?:this|the|that|these|those)\s+(?:pic|pics|picture|pictures|photo|photos|shot|"
+    r"snap|image)|here(?:'s|\s+is|\s+are)|this\s+is|these\s+are|check\s+(?:this|it)\s+out)\b",
+    re.IGNORECASE,
+)
+
+
+def _unanchored_pronoun(text: str) -> bool:
+    """A pronoun early in the sentence ("I will try it.", "I love them.") with nothing before
+    it that it could stand for; an idiom ("played it safe") is no pronoun."""
+    m = _PRONOUN.search(_IDIOM.sub(lambda i: " " * len(i.group()), text))
+    if m is None or len(text[: m.start()].split()) > MAX_WORDS_BEFORE:
+        return False
+    before = text[: m.start()]
+    return not (_ANCHOR.search(before) or re.search(r"[,;:]|\b(?:and|but)\b", before))
+
+
+#: The longest sentence a vague stand-in ("something new") empties.
+MAX_VAGUE_WORDS = 10
+#: How far into the sentence an unanchored pronoun makes it lean on the chat.
+MAX_WORDS_BEFORE = 5
+_IDIOM = re.compile(
+    r"\b(?:play(?:ed|ing|s)?\s+it\s+(?:safe|cool|by\s+ear)|made\s+it|make\s+it\s+(?:to|through)|"
+    r"take\s+it\s+easy|took\s+it\s+easy|love\s+it\s+(?:here|there)|hate\s+it\s+(?:here|there))\b",
+    re.IGNORECASE,
+)
+
+
+def passes(text: str) -> bool:
+    """``text`` is a move of the exchange or a passing state, not worth keeping."""
+    return any(
+        rule.search(text) for rule in (_FOLLOWING_ADVICE, _ABOUT_EXCHANGE, _PASSING, _REQUEST)
+    )
+
+
+#: The other speaker's yes/no question about one thing ("Do you like hiking?", "Have you ever
+#: tried sushi?", "Do you play any instruments?"): what a pro-form in the reply stands for.
+_ONE_THING = re.compile(
+    r"^(?:(?:so|and|but|well|oh)[\s,]+)?(?:do|did|have|would)\s+(?:you|u)\s+(?:ever\s+|still\s+|"
+    r"also\s+|really\s+)?(?:like|love|enjoy|have|play|watch|read|eat|drink|own|tried|try|"
+    r"seen|see|listen\s+to|been\s+to|visited|visit|know|cook|make)\s+"
+    r"(?:any\s+|a\s+|an\s+)?(?P<thing>[a-z][a-z'’-]*(?:\s+[a-z][a-z'’-]*){0,2})\s*\?\s*$",
+    re.IGNORECASE,
+)
+_NOT_A_THING = re.compile(
+    r"\b(?:it|that|this|them|those|these|one|you|your|yourself|me|my|him|her|us|to|so|too|"
+    r"there|here|what|much|many|lot|more|anything|something|everything)\b",
+    re.IGNORECASE,
+)
+_REPLY_OBJECT = re.compile(r"\b(?:it|them|one|ones)\b(?!['’]s\b)", re.IGNORECASE)
+
+
+def resolve(text: str, question: str | None) -> str | None:
+    """``text`` with its pro-form object replaced by what ``question`` asked about, when that is
+    one thing and the reply has exactly one pro-form; ``None`` when nothing is deterministic."""
+    if not question:
+        return None
+    m = _ONE_THING.match(question.strip())
+    if m is None or _NOT_A_THING.search(m.group("thing")):
+        return None
+    found = list(_REPLY_OBJECT.finditer(text))
+    if len(found) != 1 or _POINTING_SUBJECT.match(text):
+        return None
+    hit = found[0]
+    thing = m.group("thing")
+    if hit.group(0).lower() == "one" and not thing.lower().endswith("s"):
+        thing = f"a {thing}"
+    resolved = f"{text[: hit.start()]}{thing}{text[hit.end() :]}"
+    return None if needs_the_chat(resolved) else resolved
