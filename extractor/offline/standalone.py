@@ -100,7 +100,7 @@ _VAGUE = re.compile(
 _FRAGMENT = re.compile(
     _LEAD + r"(?:while|whereas|unless|until|when|whenever|if|once)\b"
     r"(?!.*,)(?:\s+[\w'’]+){1,6}\W*$|"
-    r"\b(?:like|love|want|wanted|need|have|going|try|able|hope|plan|would|'d)\s+to\W*$|,\s*but\s+(?:yes|no|yeah)\W*$|^(?:yea|yeah|yes|no|nope),?\s+i\s+(?:believe|think|"
+    r"^(?:[\w'’]+\s+){0,3}(?:like|love|want|wanted|need|have|going|try|able|hope|plan)\s+to\W*$|,\s*but\s+(?:yes|no|yeah)\W*$|^(?:yea|yeah|yes|no|nope),?\s+i\s+(?:believe|think|"
     r"guess)\s+so\b",
     re.IGNORECASE,
 )
@@ -197,7 +197,7 @@ MAX_VAGUE_WORDS = 10
 MAX_WORDS_BEFORE = 5
 _IDIOM = re.compile(
     r"\b(?:play(?:ed|ing|s)?\s+it\s+(?:safe|cool|by\s+ear)|made\s+it|make\s+it\s+(?:to|through)|"
-    r"take\s+it\s+easy|took\s+it\s+easy|love\s+it\s+(?:here|there)|hate\s+it\s+(?:here|there))\b",
+    r"(?:dang|damn|darn|screw|forget|shoot)\s+it|take\s+it\s+easy|took\s+it\s+easy|love\s+it\s+(?:here|there)|hate\s+it\s+(?:here|there))\b",
     re.IGNORECASE,
 )
 
