@@ -357,3 +357,19 @@ def test_answers_to_clarifying_or_leaning_questions_are_not_quoted(
 def test_a_data_set_speaker_label_is_not_a_name() -> None:
     assert contents("Hi, my name is User 1.") == []
     assert contents("My name is Anna.") == ["User's name is Anna."]
+
+
+def test_a_quoted_reply_is_verbatim_and_passes_the_gate() -> None:
+    stamp = {"timestamp": "2022-03-01T10:00:00"}
+    found = Extractor().process(
+        {"id": "c", "messages": [
+            {"role": "assistant", "content": "I do love watching classics.", **stamp},
+            {"role": "user", "content": "I first watched it around 3 years ago.", **stamp},
+        ]}
+    )  # fmt: skip
+    assert not found.rejections
+    (claim,) = [c for c in found.candidates if c.memory_type.value == "WORLD_PROPOSITION"]
+    assert claim.content == (
+        'Told "I do love watching classics.", User replied: "I first watched it around 3 years ago."'
+    )
+    assert claim.temporal.valid_from == "2019"  # the time is resolved in the field, not the quote

@@ -511,7 +511,7 @@ def claim_for(
             elif replied is not None and leans_on_words(text):
                 said = " ".join(text.split())
                 content = f'Told "{replied}", User replied: "{said}"'
-                return proposition(piece, message, origin, memory_type, content)
+                return proposition(piece, message, origin, memory_type, content, verbatim=True)
             else:
                 return None
     if instruction:
@@ -557,18 +557,23 @@ def proposition(
     content: str,
     *,
     time_text: str | None = None,
+    verbatim: bool = False,
 ) -> Draft:
     """The claim in ``piece``, the child of the assertion event :func:`stated` makes of it.
 
     Time is read from ``time_text`` when given (a bare answer's time may be in the question).
+    A ``verbatim`` content quotes the speaker (``Told "...", User replied: "..."``): its
+    relative time is not rewritten inside the quotation, and its hedges are already there.
     """
     temporal = temporal_for(time_text or piece.text, message.timestamp)
+    if not verbatim:
+        content = keep_uncertainty(piece.text, dated(content, temporal, message.timestamp))
     return Draft(
         message_id=str(message.id),
         piece=piece,
         kind=CandidateKind.PROPOSITION,
         memory_type=memory_type,
-        content=keep_uncertainty(piece.text, dated(content, temporal, message.timestamp)),
+        content=content,
         origin=origin,
         temporal=temporal,
         entities=entities_in(piece.text),
