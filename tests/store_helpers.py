@@ -31,7 +31,9 @@ class Clock:
 def result(
     cid: str, *messages: tuple[str, ...] | dict[str, Any], **meta: Any
 ) -> ConversationResult:
-    """A result for conversation ``cid``: messages are (role, text[, timestamp]) or dicts."""
+    """A result for conversation ``cid``: messages are (role, text[, timestamp]) or dicts. An
+    assistant tuple is an answer the application released (commitment PERMIT): the offline
+    model keeps an assistant's claim about the world only from a message with a commitment."""
     body = []
     for m in messages:
         if isinstance(m, dict):
@@ -40,6 +42,8 @@ def result(
         msg: dict[str, Any] = {"role": m[0], "content": m[1]}
         if len(m) > 2:
             msg["timestamp"] = m[2]
+        if m[0] == "assistant":
+            msg["commitment"] = "PERMIT"
         body.append(msg)
     return _EXTRACTOR.process({"id": cid, "messages": body, "metadata": meta})
 
