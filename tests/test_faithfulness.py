@@ -109,3 +109,116 @@ def test_no_accepted_proposition_drops_a_negation_or_a_hedge_of_its_sentence(
         assert said_negated == negated, (text, content)
         if hedge:
             assert said_hedge, (text, content)
+
+
+def test_the_clause_a_content_restates_decides_its_polarity() -> None:
+    # the subject before the negation is part of what is negated
+    assert finding("I like green but red would be nice also", "I like green but red would be nice also",
+                   "Green is not my favourite color.") == "NEGATION_ADDED"  # fmt: skip
+    # "golf" is negated in another clause; the clause restated says it plainly
+    turn = "I like cooking and golfing. Don't get much golfing in though."
+    assert finding(turn, turn, "I don't like to cook and golf.") == "NEGATION_ADDED"
+    assert finding(turn, turn, "I like to cook and golf.") is None
+    # a number is a word of its clause: "I am 35" is not "I am not 35"
+    assert finding("I am 35. But I still go dancing!", "I am 35.", "I am not 35.") == (
+        "NEGATION_ADDED"
+    )
+    # the negation of one clause of the content is judged against the clause it restates
+    turn = "Congratulations. I did not go to school because of my musical career."
+    assert finding(turn, turn, "I did not go to school because of my musical career.") is None
+
+
+def test_answers_negate_the_question_they_answer() -> None:
+    asked = "Have you ever owned a business?"
+    assert finding("No I have not, seems like a challenge to me.", "No I have not, seems like a challenge to me.",
+                   "I have never owned a business.", asked) is None  # fmt: skip
+    # but a "No" does not make every negation of the content faithful
+    assert finding("No, I professionally stream on twitch.", "No, I professionally stream on twitch.",
+                   "I don't professionally stream on Twitch.", "Oh wow. Are you retired?") == (
+        "NEGATION_ADDED"
+    )  # fmt: skip
+    # a negation the message before the quote states about the user may be kept
+    assert finding("I would love that! We have a deal!", "I would love that! We have a deal!",
+                   "I have never been camping.", "You had mentioned you have never been camping before.") is None  # fmt: skip
+
+
+def test_negation_cues_in_other_words() -> None:
+    turn = "I haven't heard the new Rascal Flats song."
+    assert finding(turn, turn, "I have yet to hear the new Rascal Flats song.") is None
+    turn = "I must admit I am not much of a writer, but I do love reading."
+    assert finding(turn, turn, "I'm not a very good writer.") is None
+    # a negated question asserts nothing
+    turn = "Not a fellow photographer then? What do you do?"
+    assert finding(turn, turn, "I am a photographer.") is None
+
+
+def test_a_hedge_reaches_the_clause_the_content_restates() -> None:
+    # "music" also occurs unhedged, but in a question: the claim is the hedged clause
+    turn = (
+        "I'm not sure, but i love music? It is very relaxing. What kind of music do you listen to?"
+    )
+    assert finding(turn, turn, "I love music.") == "UNCERTAINTY_DROPPED"
+    turn = "I'm not sure, but i am a country singer. I wish I was a rock singer though."
+    assert finding(turn, turn, "I am a country singer.") == "UNCERTAINTY_DROPPED"
+    assert finding(turn, turn, "User thinks they are a country singer.") is None
+
+
+def test_a_hedge_does_not_reach_what_its_sentence_presupposes() -> None:
+    turn = "I am sorry for your loss! Maybe I could bring my horse to the fundraiser."
+    assert finding(turn, turn, "I have a horse.") is None
+    # ... but everything else of the hedged clause stays hedged
+    turn = "I'm not sure, but my husband is a doctor."
+    assert finding(turn, turn, "I have a doctor husband.") == "UNCERTAINTY_DROPPED"
+    assert finding(turn, turn, "My husband is a doctor.") == "UNCERTAINTY_DROPPED"
+
+
+def test_another_speakers_hedge_is_not_the_quotes() -> None:
+    turn = "Yeah I have a house with 3 bedrooms and I am the only one here"
+    before = "That is very unfortunate of you, maybe you should come live with me!"
+    assert finding(turn, turn, "I live alone.", before, "Do you have room for me?") is None
+
+
+def test_numbers_in_any_spelling() -> None:
+    asked = "What's the largest purse you have ever won gambling?"
+    assert finding("8k, i cashed out right away ha.", "8k, i cashed out right away ha.",
+                   "I once won $8,000 gambling.", asked) is None  # fmt: skip
+    assert finding("8k, i cashed out right away ha.", "8k, i cashed out right away ha.",
+                   "I once won $9,000 gambling.", asked) == "CONTENT_UNSUPPORTED"  # fmt: skip
+    turn = "I was thinking around $15-20k. Would that get me a fairly decent one?"
+    asked = "I was in the market for a new car. What's your budget?"
+    assert finding(turn, turn, "My car budget is around 15,000 to 20,000 dollars.", asked) is None
+    assert finding(turn, turn, "My car budget is around 15,000 to 30,000 dollars.", asked) == (
+        "CONTENT_UNSUPPORTED"
+    )
+    # a number of the quote anchors a clause that shares no other word with it
+    assert finding("I'm only 19. Just graduated.", "I'm only 19.", "I am 19 years old.") is None
+    assert finding("I'm only 19. Just graduated.", "I'm only 19.", "I am 20 years old.") == (
+        "CONTENT_UNSUPPORTED"
+    )
+
+
+def test_perturbations_change_what_the_fact_says() -> None:
+    from extractor.evaluation.faithfulness import flip_negation, hedge_turn
+
+    assert flip_negation("I used to work in human services.") == "I still work in human services."
+    assert flip_negation("I have no experience with sheepdogs.") == (
+        "I have some experience with sheepdogs."
+    )
+    assert flip_negation("I don't like horchata.") == "I do like horchata."
+    # "not sure" is a hedge, not the negation to flip
+    assert "not sure" in flip_negation("I'm not sure if I'm going.")
+    # a hedge goes into the one sentence the fact is drawn from ...
+    assert hedge_turn("I love cats. My job is boring.", "I love cats.") == (
+        "I'm not sure, but i love cats. My job is boring."
+    )
+    # ... not when another sentence says it too, nor before a possession it presupposes
+    assert hedge_turn("I love horses? I love horses.", "I love horses.") is None
+    assert hedge_turn("My cow is doing well now.", "I have a cow.") is None
+
+
+def test_a_name_may_be_spelled_one_letter_differently() -> None:
+    turn = "Do you like rascal flats? They are my favorite band."
+    assert finding(turn, turn, "My favorite band is Rascal Flatts.") is None
+    assert finding(turn, turn, "My favorite band is Rascal Fletcher.") == "CONTENT_UNSUPPORTED"
+    # a short name must match exactly
+    assert finding("I met Ann.", "I met Ann.", "I met Anna.") == "CONTENT_UNSUPPORTED"

@@ -25,6 +25,8 @@ measured on MSC, both ways (``extractor eval --faithfulness``, ``docs/evaluation
 
 from __future__ import annotations
 
+import difflib
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -43,7 +45,7 @@ def _wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*[^\W_]*|[^\W_]+(?:['’][^\W_]+)*")
 
 #: Function words: they carry no claim of their own.
 STOPWORDS = _wordset(
@@ -119,6 +121,7 @@ def numbers(tokens: list[str]) -> set[float]:
     of which is one number ("twenty four" -> 24, "two hundred" -> 200)."""
     values: set[float] = set()
     run: list[str] = []
+    last: float | None = None  # the number just before: "15-20k" is 15,000 to 20,000
     for token in [*tokens, ""]:
         if token in _UNITS or token in _TENS or (token in _SCALES and run):
             run.append(token)
@@ -126,9 +129,21 @@ def numbers(tokens: list[str]) -> set[float]:
         if run:
             values.add(_words_value(run))
             run = []
-        for m in _DIGITS.finditer(token):
-            values.add(_digits_value(m.group()))
+        thousands = _THOUSANDS.fullmatch(token)
+        if thousands:  # "8k"
+            value = _digits_value(thousands.group(1))
+            values.add(value * 1000)
+            if last is not None and last < value:
+                values.add(last * 1000)
+        found = [_digits_value(m.group()) for m in _DIGITS.finditer(token)]
+        if any(math.isnan(v) for v in found):  # "10.0.0.5", "1.2.3": each part
+            found = [float(part) for part in re.findall(r"\d+", token)]
+        values.update(found)
+        last = found[-1] if found and token.isdigit() else None
     return values
+
+
+_THOUSANDS = re.compile(r"(\d+(?:\.\d+)?)k")
 
 
 def _words_value(run: list[str]) -> float:
@@ -144,7 +159,7 @@ def _words_value(run: list[str]) -> float:
 
 
 def _digits_value(text: str) -> float:
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+", text):
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", text):  # "1,200", "12,430.55"
         text = text.replace(",", "")
     try:
         return float(text.replace(",", "."))
@@ -229,9 +244,12 @@ NEGATORS = _wordset(
 #: Words that say "no longer": they negate the present ("I used to live in Berlin").
 PAST_NEGATORS = _wordset("anymore formerly former previously stopped quit ex")
 _PAST_PHRASES = re.compile(r"\b(?:no longer|used to|not any ?more)\b")
+#: Phrases that negate what follows ("I have yet to hear it" = "I haven't heard it").
+_NEGATING_PHRASES = re.compile(r"\b(?:yet to|far from|by no means|no way)\b")
 #: A negation that ends where it starts: "not really", "no problem", a bare "No," answer.
 _BARE_NEGATION = re.compile(
-    r"\b(?:not (?:much|really|yet|at all|quite|exactly|that i know|sure|certain|like|too|as)|"
+    r"\b(?:not (?:much|really|yet|at all|quite|exactly)(?=\s*(?:[,.!?;]|$|but\b|though\b))|"
+    r"not (?:that i know|sure|certain|like|too|as)|"
     r"(?:didn't|did not|don't|do not) (?:know|realize|think so)(?: that)?(?=\s*[,.!?]|\s*$)|"
     r"no (?:problem|worries|way|doubt|wonder|idea|matter|offense|kidding|big deal)|"
     r"nothing (?:much|special|new|wrong|more|better|beats|like|compares)|never mind|"
@@ -279,6 +297,14 @@ class Marked:
     hedged: list[bool]  # after a hedge in its sentence
     reported: list[bool]  # in the reach of a reporting verb
     bare_negation: bool
+    #: the clause each stem is in (clauses end at sentence ends, "but", "because" ...)
+    unit: list[int] = field(default_factory=list)
+    #: per clause: whether it holds a negation of any kind (true, "no longer", a bare "No")
+    unit_negated: list[bool] = field(default_factory=list)
+    #: after "my" / "our": a possession the sentence presupposes, whatever hedges it
+    possessed: list[bool] = field(default_factory=list)
+    #: the clauses of questions
+    questions: set[int] = field(default_factory=set)
 
 
 def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
@@ -293,18 +319,23 @@ def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
     bare = [m.span() for m in _BARE_NEGATION.finditer(folded)]
     bare += [m.span() for m in _ANSWER_NEGATION.finditer(folded)]
     past = [m.span() for m in _PAST_PHRASES.finditer(folded)]
+    negating = [m.span() for m in _NEGATING_PHRASES.finditer(folded)]
     hedges = [m.span() for m in hedge.finditer(folded) if not _negated_hedge(folded, m)]
     report_spans = _report_spans(folded)
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(folded)]
-    out = Marked([], [], [], [], [], bool(_ANSWER_NEGATION.search(folded)))
+    out = Marked([], [], [], [], [], bool(_ANSWER_NEGATION.search(folded)), [], [False])
     negator_seen = False
     reach = true_reach = 0
     hedging = carried = False  # in a hedge's reach; the hedge clause has no content word yet
     whole = False  # the hedge reaches the end of the sentence
     pieces = list(_PIECE.finditer(folded))
+    previous = last = ""
+    sentence_start, opening = 0, ""  # the current sentence's first clause and first word
     for n, m in enumerate(pieces):
         piece, at = m.group(), m.start()
         following = pieces[n + 1].group() if n + 1 < len(pieces) else ""
+        after, previous = previous, piece
+        opening = opening or (piece if piece not in _STOPS else "")
         if any(lo <= at < hi for lo, hi in hedges):
             hedging = carried = True
             continue
@@ -319,6 +350,17 @@ def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
                     hedging = whole = False
                 else:
                     hedging = hedging and (whole or (carried and contrast))
+            if piece == "?" and opening in _QUESTION_OPENINGS:  # it asserts nothing, not even
+                asked = range(sentence_start, len(out.unit_negated))  # a negation
+                out.questions.update(asked)
+                for i in range(len(out.stems) - 1, -1, -1):
+                    if out.unit[i] < sentence_start:
+                        break
+                    out.negated[i] = out.truly_negated[i] = False
+            if piece in _SENTENCE_ENDS or piece in _SCOPE_ENDS or any(at == b for b in breaks):
+                out.unit_negated.append(False)  # a new clause starts
+                if piece in _SENTENCE_ENDS:
+                    sentence_start, opening = len(out.unit_negated) - 1, ""
             if piece in _STOPS or piece in _SCOPE_ENDS:
                 continue
         if any(lo <= at < hi for lo, hi in bare):
@@ -326,23 +368,48 @@ def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
             continue
         if piece in PAST_NEGATORS or any(lo <= at < hi for lo, hi in past):
             reach = NEGATION_REACH
+            out.unit_negated[-1] = True
             continue
-        if _is_negator(piece):
+        if _is_negator(piece) or any(lo <= at < hi for lo, hi in negating):
             reach = true_reach = NEGATION_REACH
             negator_seen = True
+            out.unit_negated[-1] = True
             continue
-        if not _content_word(piece):
+        value = _number_stem(piece)
+        if value is None and not _content_word(piece):
             continue
-        out.stems.append(stem(piece))
+        out.stems.append(value or stem(piece))
         out.negated.append(reach > 0)
         out.truly_negated.append(true_reach > 0)
         out.hedged.append(hedging)
         out.reported.append(any(lo <= at < hi for lo, hi in report_spans))
+        out.unit.append(len(out.unit_negated) - 1)
+        owned = bool(out.possessed) and out.possessed[-1] and after == last
+        out.possessed.append(after in _POSSESSIVES or owned)  # "my new camera": new, camera
+        last = piece
         reach, true_reach = max(reach - 1, 0), max(true_reach - 1, 0)
         carried = False
     if negator_seen and not out.stems:  # "I do not.", "I haven't.": an answer, nothing more
-        out = Marked([], [], [], [], [], True)
+        out = Marked([], [], [], [], [], True, [], [True])
     return out
+
+
+_POSSESSIVES = _wordset("my our")
+#: First words of a sentence ending in "?" that make it a question (not "I hate it, you know?").
+_QUESTION_OPENINGS = _wordset(
+    """
+    how what why who where when which do does did is are was were have has can could would will
+    should not don't doesn't didn't isn't aren't won't wouldn't can't haven't hasn't shouldn't
+    """
+)
+
+
+def _number_stem(token: str) -> str | None:
+    """A number as one stem whatever its spelling ("3", "three" -> "#3"), else ``None``."""
+    values = numbers([token])
+    if len(values) != 1:
+        return None
+    return f"#{next(iter(values)):g}"
 
 
 def _negated_hedge(folded: str, m: re.Match[str]) -> bool:
@@ -545,6 +612,9 @@ class Transcript:
 
 
 def _joined(marks: list[Marked]) -> Marked:
+    offsets = [0]
+    for m in marks:
+        offsets.append(offsets[-1] + len(m.unit_negated))
     return Marked(
         stems=[s for m in marks for s in m.stems],
         negated=[f for m in marks for f in m.negated],
@@ -552,6 +622,10 @@ def _joined(marks: list[Marked]) -> Marked:
         hedged=[f for m in marks for f in m.hedged],
         reported=[f for m in marks for f in m.reported],
         bare_negation=any(m.bare_negation for m in marks),
+        unit=[u + offset for m, offset in zip(marks, offsets, strict=False) for u in m.unit],
+        unit_negated=[f for m in marks for f in m.unit_negated],
+        possessed=[f for m in marks for f in m.possessed],
+        questions={u + at for m, at in zip(marks, offsets, strict=False) for u in m.questions},
     )
 
 
@@ -645,14 +719,17 @@ def _unsupported(part: str, source: Source) -> Finding | None:
     missing_names = [
         n
         for n in _names(part)
-        if not all(stem(w) in source.stems for w in words(n)) and n not in folded
+        if not all(stem(w) in source.stems or _spelled_alike(w, source) for w in words(n))
+        and n not in folded
     ]
     if missing_names:
         return Finding(
             "CONTENT_UNSUPPORTED", f"name {', '.join(missing_names)} is not in the source"
         )
     content = {stem(t) for t in tokens if _content_word(t)}
-    if len(content) >= MIN_ANCHORED and not _supported(content, source.near):
+    quoted = numbers(words(" ".join(source.sentences)))
+    anchored = _supported(content, source.near) or bool(numbers(tokens) & quoted)
+    if len(content) >= MIN_ANCHORED and not anchored:
         return Finding(
             "CONTENT_UNSUPPORTED",
             f"{part.strip()!r} shares no word with its quote's sentence or the messages just "
@@ -667,6 +744,21 @@ def _unsupported(part: str, source: Source) -> Finding | None:
             f"{part.strip()!r} claims what the source does not say ({', '.join(unsupported)})",
         )
     return None
+
+
+#: A name this long may be spelled one letter differently in the source ("Flatts" for
+#: "flats", "Britney" for "brittney"); shorter ones must match.
+MIN_FUZZY_NAME = 5
+
+
+def _spelled_alike(name: str, source: Source) -> bool:
+    """Whether the source holds ``name`` spelled a little differently: same first letter,
+    about one letter apart (``difflib`` ratio of at least 0.85)."""
+    if len(name) < MIN_FUZZY_NAME:
+        return False
+    target = stem(name)
+    candidates = [s for s in source.stems if s[:1] == target[:1] and abs(len(s) - len(target)) <= 2]
+    return bool(difflib.get_close_matches(target, candidates, n=1, cutoff=0.85))
 
 
 def _supported(stems: set[str], source: frozenset[str]) -> bool:
@@ -709,19 +801,53 @@ def _polarity(part: str, source: Source) -> Finding | None:
     basis = _basis(said, source)
     if basis is None:
         return None
+    answering = basis is source.before  # the content draws on the messages before the quote
+    if _POSSESSION.search(fold(part)):  # "you wouldn't tell by my rainbow hair": it is mine
+        basis = replace(basis, truly_negated=[
+            n and not p for n, p in zip(basis.truly_negated, basis.possessed, strict=True)
+        ])  # fmt: skip
+    says_no = _says_no(part)
     only_negated = _only(basis, "truly_negated")
-    dropped = [] if _says_no(part) else [s for s in said.stems if s in only_negated]
+    dropped = [] if says_no else [s for s in said.stems if s in only_negated]
+    best = _aligned(said, basis)
+    if (
+        not dropped
+        and not says_no
+        and best
+        and all(_flagged(basis, unit, "truly_negated") for unit in best)
+    ):  # the clause it restates negates them, though they occur plainly elsewhere
+        dropped = sorted({basis.stems[i] for unit in best for i in unit})
     if dropped:
         return Finding(
             "NEGATION_DROPPED",
             f"the source negates {', '.join(dropped)}; {part.strip()!r} does not",
         )
-    if basis.bare_negation or source.marked.bare_negation:
-        return None
-    if basis is source.before and _says_no(" ".join(source.sentences)):
-        return None  # an answer that negates the question it answers
-    negated_anywhere = {s for s, neg in zip(basis.stems, basis.negated, strict=True) if neg}
     pairs = list(zip(said.stems, said.truly_negated, strict=True))
+    answer = source.marked.bare_negation  # the turn answers "No" to the message before it
+    if answering and (answer or _says_no(source.sentences[0])):
+        return None  # an answer that negates the question it answers
+    asked = set(source.before.stems[-_ASKED:])
+    for unit in _units(said):
+        if not any(said.truly_negated[i] for i in unit):
+            continue
+        stems = [said.stems[i] for i in unit]
+        best = _aligned(_at(said, unit), basis)
+        if (
+            best
+            and not any(basis.unit_negated[basis.unit[u[0]]] for u in best)
+            and not (answer and asked & set(stems))
+            and not _negated_before(said, source)
+        ):  # the clause it restates says it plainly
+            shared = sorted({basis.stems[i] for u in best for i in u})
+            return Finding(
+                "NEGATION_ADDED",
+                f"{part.strip()!r} is negative; the source says {', '.join(shared)} plainly",
+            )
+    if basis.bare_negation or answer:
+        return None
+    if answering and _says_no(" ".join(source.sentences)):
+        return None
+    negated_anywhere = {s for s, neg in zip(basis.stems, basis.negated, strict=True) if neg}
     if any(neg and s in negated_anywhere for s, neg in pairs):
         return None
     only_plain = _only(basis, "negated", inside=False)
@@ -733,11 +859,59 @@ def _polarity(part: str, source: Source) -> Finding | None:
     return None
 
 
+#: How many content words at the end of the messages before a quote make the question it may
+#: answer ("... Have you ever owned a business?" -- "No I have not").
+_ASKED = 12
+
+
+def _aligned(said: Marked, basis: Marked) -> list[list[int]]:
+    """The clauses of ``basis`` that a content clause restates: those sharing the most of its
+    stems (each as the positions of the shared stems); none when it shares no stem."""
+    wanted = set(said.stems)
+    shared: dict[int, list[int]] = {}
+    for i, (s, unit) in enumerate(zip(basis.stems, basis.unit, strict=True)):
+        if s in wanted:
+            shared.setdefault(unit, []).append(i)
+    if any(u not in basis.questions for u in shared):  # a question asserts nothing
+        shared = {u: p for u, p in shared.items() if u not in basis.questions}
+    size = {u: len({basis.stems[i] for i in positions}) for u, positions in shared.items()}
+    most = max(size.values(), default=0)
+    return [shared[u] for u in sorted(shared) if size[u] == most] if most else []
+
+
+def _units(marked: Marked) -> list[list[int]]:
+    """The positions of the stems of each clause of ``marked``."""
+    units: dict[int, list[int]] = {}
+    for i, unit in enumerate(marked.unit):
+        units.setdefault(unit, []).append(i)
+    return list(units.values())
+
+
+def _at(marked: Marked, positions: list[int]) -> Marked:
+    """The stems of ``marked`` at ``positions`` (only the stems are kept)."""
+    return Marked([marked.stems[i] for i in positions], [], [], [], [], False)
+
+
+def _flagged(marked: Marked, positions: list[int], scope: str, share: float = 0.5) -> bool:
+    """Whether more than ``share`` of the stems at ``positions`` of ``marked`` are in ``scope``
+    there (most of them by default)."""
+    flags: list[bool] = getattr(marked, scope)
+    return sum(1 for i in positions if flags[i]) > share * len(positions)
+
+
+def _negated_before(said: Marked, source: Source) -> bool:
+    """Whether a negated stem of ``said`` is negated in the messages just before the quote
+    ("You mentioned you have never been camping")."""
+    before = {s for s, neg in zip(source.before.stems, source.before.negated, strict=True) if neg}
+    return any(neg and s in before for s, neg in zip(said.stems, said.truly_negated, strict=True))
+
+
 def _says_no(part: str) -> bool:
     """Whether a content clause negates anything (a negation, or "no longer" in any wording)."""
     tokens = words(part)
+    folded = fold(part)
     return any(_is_negator(t) or t in PAST_NEGATORS for t in tokens) or bool(
-        _PAST_PHRASES.search(fold(part))
+        _PAST_PHRASES.search(folded) or _NEGATING_PHRASES.search(folded)
     )
 
 
@@ -754,16 +928,29 @@ def _uncertainty(
     rest of the sentence it stands in)."""
     said = mark(part, CONTENT_HEDGE)
     basis = _basis(said, source)
-    if basis is None:
-        return None
-    shared = [s for s in said.stems if s in set(basis.stems)]
     missing = []
-    if _mostly(shared, _only(basis, "hedged")) and not (hedged or hedges_in(part, CONTENT_HEDGE)):
-        missing.append("hedge")
     values = numbers(words(part)) & source.approximate
     if values and not (approximate or _CONTENT_APPROX.search(fold(part))):
         missing.append("approximation")
-    if _mostly(shared, _only(basis, "reported")):
+    # the hedges and reporters judged are the quote's sentence's, not those of the messages
+    # before it (another speaker's "maybe you should come live with me")
+    if basis is not source.marked:
+        basis = None
+    shared = [s for s in said.stems if basis is not None and s in set(basis.stems)]
+    if basis is not None and not (hedged or hedges_in(part, CONTENT_HEDGE)):
+        hedging, share = basis, 0.5
+        if _POSSESSION.search(fold(part)):  # "maybe I'll bring my horse": "I have a horse"
+            hedging = replace(basis, hedged=[
+                h and not p for h, p in zip(basis.hedged, basis.possessed, strict=True)
+            ])  # fmt: skip
+            share = 0.0  # but nothing else of the hedged clause
+        if _mostly(shared, _only(hedging, "hedged")) or any(
+            (best := _aligned(_at(said, unit), hedging))
+            and all(_flagged(hedging, u, "hedged", share) for u in best)
+            for unit in _units(said)
+        ):  # all of its words hedged there, or the clause it restates is hedged
+            missing.append("hedge")
+    if basis is not None and _mostly(shared, _only(basis, "reported")):
         said_so = attributed or _CONTENT_REPORTED.search(fold(part)) is not None
         stems = named | {stem(t) for t in words(part)}
         absent = [
@@ -782,8 +969,12 @@ def _uncertainty(
     )
 
 
-def _mostly(shared: list[str], scoped: frozenset[str]) -> bool:
-    return 2 * sum(1 for s in shared if s in scoped) > len(shared)
+#: A content that only says what the user has: a possession "my horse" presupposes.
+_POSSESSION = re.compile(r"^\W*(?:i|user|the user)(?: also)? (?:have|has|own|owns)\b")
+
+
+def _mostly(shared: list[str], scoped: frozenset[str], share: float = 0.5) -> bool:
+    return sum(1 for s in shared if s in scoped) > share * len(shared)
 
 
 __all__ = [

@@ -174,8 +174,10 @@ def _words_list(text: str) -> list[str]:
 
 
 _NEGATED = re.compile(
-    r"\bno longer\b|\b(?:do|does|did|is|are|was|were|have|has|can|could|will|would)n't\b|"
-    r"\b(?:don't|doesn't|didn't|can't|won't|cannot)\b|\bnot\b|\bnever\b",
+    r"\bno longer\b|\bused to\b|"
+    r"\b(?:do|does|did|is|are|was|were|have|has|can|could|will|would)n't\b|"
+    r"\b(?:don't|doesn't|didn't|can't|won't|cannot)\b|\bnot\b(?! (?:sure|certain)\b)|\bnever\b|"
+    r"\bno\b(?= \w)",
     re.IGNORECASE,
 )
 _AUXILIARY = re.compile(r"\b(am|is|are|was|were|will|can|could|would|should|must)\b", re.I)
@@ -193,6 +195,9 @@ NAMES = _words_list(
     "Thaddeus Ursula Valentina Winifred Xavier Yolanda Zebulon"
 )
 HEDGE_PREFIX = "I'm not sure, but "
+#: A fact that says only what the user has: a hedge of the sentence does not reach a possession
+#: it presupposes ("my cow").
+_POSSESSION = re.compile(r"^\s*(?:I|User)(?: also)? (?:have|has|own|owns)\b", re.I)
 _POSITIVE = {"don't": "do", "doesn't": "does", "didn't": "did", "can't": "can", "won't": "will",
              "cannot": "can"}  # fmt: skip
 
@@ -223,8 +228,10 @@ def flip_negation(fact: str) -> str:
     m = _NEGATED.search(fact)
     if m is not None:
         word = m.group().lower()
-        if word == "no longer":
+        if word in ("no longer", "used to"):  # "used to" says "no longer" as well
             return fact[: m.start()] + "still" + fact[m.end() :]
+        if word == "no":  # "I have no pets" -> "I have some pets", not "I don't have no pets"
+            return fact[: m.start()] + "some" + fact[m.end() :]
         if word in ("not", "never"):
             return fact[: m.start()] + fact[m.end() :].lstrip()
         positive = _POSITIVE.get(word, word.removesuffix("n't"))
@@ -271,6 +278,13 @@ def hedge_turn(turn: str, fact: str) -> str | None:
     in_turn = set().union(*shared) if shared else set()
     if not shared or not shared[best] or 2 * len(shared[best]) <= len(in_turn):
         return None
+    if sum(1 for s in shared if len(s) == len(shared[best])) > 1:
+        return None  # another sentence says it as well, unhedged
+    if _POSSESSION.match(fact) and all(
+        re.search(rf"\b(?:my|our)\s+(?:\w+\s+){{0,2}}{re.escape(w)}", sentences[best], re.I)
+        for w in words(fact) if _content(w) and stem(w) in shared[best]
+    ):  # fmt: skip
+        return None  # "I'm not sure, but my cow is well" still says the user has a cow
     hedged = HEDGE_PREFIX + sentences[best][:1].lower() + sentences[best][1:]
     return " ".join([*sentences[:best], hedged, *sentences[best + 1 :]])
 
