@@ -250,18 +250,20 @@ _NEGATING_PHRASES = re.compile(r"\b(?:yet to|far from|by no means|no way)\b")
 _BARE_NEGATION = re.compile(
     r"\b(?:not (?:much|really|yet|at all|quite|exactly)(?=\s*(?:[,.!?;]|$|but\b|though\b))|"
     r"not (?:that i know|sure|certain|like|too|as)|"
-    r"(?:didn't|did not|don't|do not) (?:know|realize|think so)(?: that)?(?=\s*[,.!?]|\s*$)|"
+    r"(?:didn't|did not|don't|do not|doesn't|does not) (?:know|realize|think so)(?: that)?"
+    r"(?=\s*[,.!?]|\s*$)|"
     r"no (?:problem|worries|way|doubt|wonder|idea|matter|offense|kidding|big deal)|"
     r"nothing (?:much|special|new|wrong|more|better|beats|like|compares)|never mind|"
     r"(?:can't|cannot|couldn't|could not|can not) (?:stop|wait|help|imagine|believe|complain)|"
     r"(?:can|could) never (?:give up|get enough)|couldn't (?:be|have)|"
-    r"(?:^|[.!?]\s*)(?:isn't|aren't|wasn't|don't|doesn't|didn't|wouldn't|won't|haven't|"
+    r"(?:^|[.!?:\x22“]\s*)(?:isn't|aren't|wasn't|don't|doesn't|didn't|wouldn't|won't|haven't|"
     r"hasn't|can't|shouldn't)\b[^.!?]*\?)|"
-    r"(?:^|[.!?,]\s*)(?:no|nope|nah)\b(?=\s*[,.!?]|\s*$)"
+    r"(?:^|[.!?,:\x22“]\s*)(?:no|nope|nah)\b(?=\s*[,.!?]|\s*$)"
 )
 #: A negative answer to a question: what follows may restate the question positively.
 _ANSWER_NEGATION = re.compile(
-    r"(?:^|[.!?]\s*)(?:no|nope|nah|not really|not yet|not much|not at all|never)\b(?=\s*[,.!?]|"
+    r"(?:^|[.!?:\x22“]\s*)(?:no|nope|nah|not really|not yet|not much|not at all|never)\b"
+    r"(?=\s*[,.!?]|"
     r"\s+(?:i|i'm|i've|i have|i haven't|i don't|i didn't|i do|not|but|just)\b|\s*$)"
     + r"|\bi (?:did not|didn't) (?:know|realize) that\b(?=\s*[,.!?]|\s*$)"
 )
@@ -315,7 +317,8 @@ def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
     own before a "but" ("I'm not sure, but the launch moved, I think"); reported speech reaches
     the rest of its sentence, up to a "but" or "so".
     """
-    folded = fold(text).replace("’", "'")
+    # quotation marks are left out: `User stated: "I did not know"` reads as its quote does
+    folded = re.sub(r"[\x22“”]", " ", fold(text).replace("’", "'"))
     bare = [m.span() for m in _BARE_NEGATION.finditer(folded)]
     bare += [m.span() for m in _ANSWER_NEGATION.finditer(folded)]
     past = [m.span() for m in _PAST_PHRASES.finditer(folded)]
