@@ -222,3 +222,20 @@ def test_a_name_may_be_spelled_one_letter_differently() -> None:
     assert finding(turn, turn, "My favorite band is Rascal Fletcher.") == "CONTENT_UNSUPPORTED"
     # a short name must match exactly
     assert finding("I met Ann.", "I met Ann.", "I met Anna.") == "CONTENT_UNSUPPORTED"
+
+
+def test_the_hand_labels_are_of_held_out_pairs_and_use_the_rubric() -> None:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "evalsets" / "faithfulness" / "heldout-rejected-50.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 50
+    assert all(row["line"] % 2 == 0 for row in rows)  # the held-out half: even lines
+    assert {row["label"] for row in rows} <= {
+        "faithful", "drops_qualifier", "unsupported", "polarity_changed"
+    }  # fmt: skip
+    assert {row["code"] for row in rows} <= {
+        "CONTENT_UNSUPPORTED", "NEGATION_DROPPED", "NEGATION_ADDED", "UNCERTAINTY_DROPPED"
+    }  # fmt: skip
+    assert all(row["fact"] and row["note"] for row in rows)
