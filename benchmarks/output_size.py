@@ -30,10 +30,12 @@ def result_fields(results: Path) -> tuple[Counter[str], Counter[str]]:
             record = json.loads(line)
             for key, value in record.items():
                 top[key] += size(value)
-            for kind in ("candidates", "decisions"):
+            for kind in ("candidates", "decisions"):  # format 1: both lists
                 for item in record.get(kind, []):
                     for key, value in item.items():
                         inner[f"{kind}.{key}"] += size(value)
+                    for key, value in (item.get("decision") or {}).items():  # format 2
+                        inner[f"{kind}.decision.{key}"] += size(value)
     return top, inner
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import SCHEMA_VERSION, __version__
 
 if TYPE_CHECKING:
-    from .admission import Policy, admit, load_policy
+    from .admission import Policy, admit, iter_results, load_policy, with_reasons
     from .admission.replay import ReplayReport, replay
     from .batch import BatchConfig, arun_batch, run_batch
     from .candidates import MemoryCandidate, Provenance
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from .pipeline import Extractor, aextract_and_admit, extract_and_admit
     from .prompts import Prompt, load_prompt
     from .read import Caller, MemoryReader, ReadResult
+    from .resultline import dump_line, load_result
     from .results import ConversationResult, FailureRecord
     from .store import MemoryStore
     from .validation import ValidationOptions, ValidationReport, validate_extraction
@@ -83,6 +84,10 @@ _LAZY: dict[str, str] = {
     "AdmissionDecision": "decisions",
     "ConversationResult": "results",
     "FailureRecord": "results",
+    "load_result": "resultline",
+    "dump_line": "resultline",
+    "iter_results": "admission",
+    "with_reasons": "admission",
     # admission
     "Policy": "admission",
     "ReplayReport": "admission",
@@ -170,14 +175,18 @@ __all__ = [
     "aextract_and_admit",
     "arun_batch",
     "conversation_from_data",
+    "dump_line",
     "extract_and_admit",
     "get_client",
     "iter_inputs",
+    "iter_results",
     "load_policy",
     "load_prompt",
+    "load_result",
     "replay",
     "run_batch",
     "validate_extraction",
+    "with_reasons",
 ]
 
 

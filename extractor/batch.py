@@ -40,6 +40,7 @@ from pydantic import BaseModel
 from .conversation import INPUT_SUFFIXES, Conversation, Limits, Owner, iter_inputs
 from .errors import ExtractorError, InputError, OutputWriteError
 from .pipeline import Extractor, input_ref, stage_of
+from .resultline import dump_line
 from .results import ConversationResult, FailureRecord, InputRef
 from .summary import RunSummary
 from .usage import Usage
@@ -267,7 +268,7 @@ class LineWriter:
             raise OutputWriteError(f"{path}: cannot open for writing: {exc.strerror}") from None
 
     def write(self, record: BaseModel) -> None:
-        data = (record.model_dump_json() + "\n").encode("utf-8")
+        data = (dump_line(record) + "\n").encode("utf-8")
         size = os.fstat(self._fd).st_size
         try:
             view = memoryview(data)
@@ -299,7 +300,7 @@ class StreamWriter:
 
     def write(self, record: BaseModel) -> None:
         try:
-            self._stream.write((record.model_dump_json() + "\n").encode("utf-8"))
+            self._stream.write((dump_line(record) + "\n").encode("utf-8"))
             self._stream.flush()
         except (OSError, ValueError) as exc:
             raise OutputWriteError(f"{self.name}: cannot write: {exc}") from None
@@ -321,7 +322,7 @@ class MessageWriter:
             where = "" if named else f"conversation {cid!r}: "
             text = f"extractor: failed [{record.stage}] {where}{record.error}"
         else:
-            text = record.model_dump_json()
+            text = dump_line(record)
         print(text, file=self._stream, flush=True)
 
     def close(self) -> None:
@@ -532,16 +533,14 @@ async def arun_batch(
     return run.summary
 
 
-PROBE = {"id": "endpoint-check", "messages": [{"role": "user", "content": "I prefer tea."}]}
-
-
 async def check_endpoint(extractor: Extractor) -> None:
-    """One small extraction with the extractor's LLM client (never from the cache), before a
-    batch. A server that is unreachable, rejects the key or does not know the model raises
-    :class:`ModelClientError` naming the options to check; a server that answers at all (even
-    rate-limited, slow, refusing or unreadable) passes. Other clients are not checked."""
+    """:func:`extractor.doctor.preflight` with the extractor's LLM client (never from the
+    cache), its prompt and validation options, before a batch: a server that is unreachable,
+    rejects the key, does not know the model, refuses the mode or drops the system prompt
+    raises :class:`ModelClientError` naming the options to check; a server that answers at all
+    passes. Other clients are not checked."""
     from .cache import CachingClient
-    from .errors import ModelClientError, ModelRefused, ModelTimeout, OutputTruncated, RateLimited
+    from .errors import ModelClientError
 
     client = extractor.client
     while isinstance(client, CachingClient):
@@ -551,18 +550,15 @@ async def check_endpoint(extractor: Extractor) -> None:
     openai_client = sys.modules.get(f"{__package__}.clients.openai_client")
     if openai_client is None or not isinstance(client, openai_client.OpenAIClient):
         return
-    probe = extractor.coerce(PROBE)
+    from .doctor import preflight
+
     try:
-        await client.extract(probe, extractor.prompt, extractor.validation)
-    except (RateLimited, ModelTimeout, ModelRefused, OutputTruncated):
-        return
+        await preflight(client, prompt=extractor.prompt, options=extractor.validation)
     except ModelClientError as exc:
         raise ModelClientError(
             f"the model endpoint failed a first check, nothing was processed: {exc}. "
             "Check --model, --base-url and --api-key (env EXTRACTOR_API_KEY / OPENAI_API_KEY)."
         ) from exc
-    except ExtractorError:
-        return
 
 
 def _where(item: Conversation) -> str:

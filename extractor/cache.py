@@ -15,6 +15,12 @@ Entries are JSON files (one :class:`~extractor.clients.base.ClientResult` each) 
 overwritten. The default directory is ``$EXTRACTOR_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/memory-candidate-extractor``, else ``~/.cache/memory-candidate-extractor``.
 The cache is opt-out: the CLI wraps clients in it unless told ``--no-cache``.
+
+Secrets are never written to it: an answer any text of which holds a secret
+(:func:`~extractor.content.find_secrets` -- the model quoted a password, a key, a card number) is
+not cached, so that conversation is asked again next time. A masked copy would not do: the gate
+must see the model's own words to reject such a candidate as ``SECRET_IN_CANDIDATE``, exactly
+as on the first run.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .clients.base import ClientResult, ExtractionClient
+from .content import find_secrets
 from .conversation import Conversation
 from .hashing import content_hash
 from .prompts import Prompt
@@ -94,8 +101,22 @@ class CachingClient:
         if hit is not None:
             return hit.model_copy(update={"cached": True})
         result = await self.inner.extract(conversation, prompt, options)
-        _store(path, result)
+        if holds_secret(result.model_dump(mode="json")):
+            log.info("not caching the answer for %s: it holds a secret", conversation.id)
+        else:
+            _store(path, result)
         return result
+
+
+def holds_secret(value: Any) -> bool:
+    """Whether any string in ``value`` (JSON data, keys included) holds a secret."""
+    if isinstance(value, str):
+        return bool(value) and bool(find_secrets(value))
+    if isinstance(value, dict):
+        return any(holds_secret(k) or holds_secret(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(holds_secret(v) for v in value)
+    return False
 
 
 def _load(path: Path) -> ClientResult | None:

@@ -279,6 +279,7 @@ def merge_results(
         attempts=sum(r.attempts for r in results),
         failed_attempts=failed,
         cached=all(r.cached for r in results),
+        dropped_candidates=sum(r.dropped_candidates for r in results),
         candidate_limit=within if limit is not None else None,
     )
 

@@ -21,7 +21,11 @@ class DeniedUse(BaseModel):
 
     use: Capability
     rule_id: str
-    reason: str
+    reason: str | None = Field(
+        default=None,
+        description="Why. Result line format 2 leaves out a reason that is the reason of a "
+        "rule that fired for the decision (null when read until a policy fills it in).",
+    )
 
 
 class FiredRule(BaseModel):
@@ -30,7 +34,12 @@ class FiredRule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rule_id: str
-    reason: str
+    reason: str | None = Field(
+        default=None,
+        description="The rule's reason sentence. Result line format 2 does not repeat it (it "
+        "is the policy's, found by policy id/version and rule id): null when read from such a "
+        "line until a policy fills it in (extractor.admission.explain).",
+    )
     detail: str | None = Field(
         default=None, description="What about this candidate made it fire (e.g. which parents)."
     )

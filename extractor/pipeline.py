@@ -223,6 +223,7 @@ class Extractor:
             attempts=raw.attempts,
             failed_attempts=[bounded_attempt(a) for a in raw.failed_attempts],
             chunks=chunks,
+            dropped_by_model=raw.dropped_candidates,
             cached=raw.cached,
             timings=Timings(
                 extract_ms=ms[0],

@@ -49,7 +49,11 @@ class RunProvenance(BaseModel):
     prompt_id: str
     prompt_version: str
     prompt_hash: str
-    schema_version: str = SCHEMA_VERSION
+    schema_version: str = Field(
+        default=SCHEMA_VERSION,
+        description="Schema version of the records. A result line (format 2) leaves it out "
+        "when it is the line's own schema_version.",
+    )
     policy_id: str
     policy_version: str
     extractor_version: str
@@ -92,6 +96,11 @@ class ConversationResult(BaseModel):
     attempts: int = 1
     failed_attempts: list[AttemptRecord] = Field(default_factory=list)
     chunks: int = 1
+    dropped_by_model: int = Field(
+        default=0,
+        description="Candidates the model left out of its answers to stay within the candidate "
+        "limit per model call (--limit-candidates); they are in no list of this line.",
+    )
     cached: bool = False
     timings: Timings = Field(default_factory=Timings)
     provenance: RunProvenance

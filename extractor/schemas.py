@@ -68,7 +68,8 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "memory-candidate": lambda: MemoryCandidate,
     "validation-report": lambda: ValidationReport,
     "admission-decision": lambda: AdmissionDecision,
-    "result": lambda: ConversationResult,
+    "result": lambda: _result_line(),
+    "result-expanded": lambda: ConversationResult,
     "failure": lambda: FailureRecord,
     "policy": lambda: PolicyDocument,
     "store-claim": lambda: _store_models().StoredClaim,
@@ -89,6 +90,12 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "store-why": lambda: _store_models().Why,
     "lifecycle-report": lambda: _lifecycle_models().LifecycleFigures,
 }
+
+
+def _result_line() -> type[BaseModel]:
+    from .resultline.models import ResultLine
+
+    return ResultLine
 
 
 def _read_result() -> type[BaseModel]:

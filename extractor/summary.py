@@ -69,6 +69,11 @@ class RunSummary(BaseModel):
     limited_conversations: int = Field(
         default=0, description="Conversations that lost candidates to the candidate limit."
     )
+    dropped_by_model: int = Field(
+        default=0,
+        description="Candidates the model left out of its answers to stay within the candidate "
+        "limit per call (the offline model reports them), in limited_conversations too.",
+    )
     warnings: list[str] = Field(
         default_factory=list,
         description="What to act on although the run went through, naming the option to change.",
@@ -99,20 +104,24 @@ class RunSummary(BaseModel):
         self.persisted += sum(d.persist for d in result.decisions)
         _bump(self.candidates_by_state, (d.lifecycle_state.value for d in result.decisions))
         _bump(self.rejections_by_code, codes.elements())
-        self.limited_conversations += bool(codes[LIMIT_CODE])
+        self.limited_conversations += bool(codes[LIMIT_CODE] or result.dropped_by_model)
+        self.dropped_by_model += result.dropped_by_model
         self._warn()
         self.usage = self.usage + result.usage
         self.cached += result.cached
 
     def _warn(self) -> None:
         lost = self.rejections_by_code.get(LIMIT_CODE, 0)
-        if not lost:
+        dropped = self.dropped_by_model
+        if not lost and not dropped:
             return
         limit = f" ({self.candidate_limit} per model call)" if self.candidate_limit else ""
+        what = [f"{lost} rejected {LIMIT_CODE}"] if lost else []
+        what += [f"{dropped} left out by the model itself"] if dropped else []
         self.warnings = [
-            f"{lost} candidates in {self.limited_conversations} conversation(s) were over the "
-            f"candidate limit{limit} and rejected {LIMIT_CODE}: raise --limit-candidates to keep "
-            "them"
+            f"{lost + dropped} candidates in {self.limited_conversations} conversation(s) were "
+            f"over the candidate limit{limit} ({' and '.join(what)}): raise --limit-candidates "
+            "to keep them"
         ]
 
     def add_failure(self, failure: FailureRecord) -> None:

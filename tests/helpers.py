@@ -10,12 +10,31 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from extractor.resultline import decode, line_format
+from extractor.results import ConversationResult
 
-def read_lines(path: Path) -> list[dict[str, Any]]:
-    """Every line of a JSONL output; the file must end with a newline (no half-written line)."""
+
+def read_raw_lines(path: Path) -> list[dict[str, Any]]:
+    """Every line of a JSONL output as written; the file must end with a newline (no
+    half-written line)."""
     raw = path.read_bytes() if path.exists() else b""
     assert not raw or raw.endswith(b"\n"), f"{path} ends with a partial line"
     return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """Every line of a JSONL output, result lines (format 2) expanded to every record whole
+    (what :func:`extractor.load_result` gives, as JSON data); other lines as written."""
+    return [_expanded(line) for line in read_raw_lines(path)]
+
+
+def _expanded(line: dict[str, Any]) -> dict[str, Any]:
+    if "candidates" not in line or line_format(line) == 1:
+        return line
+    expanded: dict[str, Any] = ConversationResult.model_validate(decode(line)).model_dump(
+        mode="json"
+    )
+    return expanded
 
 
 def conv(cid: str, text: str = "I live in Lisbon and I prefer tea.") -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from helpers import read_lines
 
 from extractor.conversation import Conversation, conversation_from_data
+from extractor.resultline import decode
 from extractor.results import ConversationResult, FailureRecord
 from extractor.toolorigin import text_origin
 from extractor.validation import uncertainty_cues
@@ -147,7 +148,9 @@ def assert_run_gate_held(
     line a valid record, and :func:`assert_gate_held` for every result."""
     result_lines, failure_lines = read_lines(out), read_lines(failures)
     assert_each_exactly_once(conversations, result_lines, failure_lines)
-    results = {r["conversation_id"]: ConversationResult.model_validate(r) for r in result_lines}
+    results = {
+        r["conversation_id"]: ConversationResult.model_validate(decode(r)) for r in result_lines
+    }
     failed = {f["conversation_id"]: FailureRecord.model_validate(f) for f in failure_lines}
     for cid, result in results.items():
         assert_gate_held(result, conversations[cid])

@@ -21,6 +21,7 @@ from helpers import conv, read_lines, slow_run_script
 
 from extractor.batch import key_of_line
 from extractor.cli import cli
+from extractor.resultline import decode
 from extractor.results import ConversationResult, FailureRecord
 from extractor.summary import RunSummary, show_progress
 
@@ -39,7 +40,7 @@ def test_readme_quickstart_on_examples(tmp_path: Path, monkeypatch: pytest.Monke
     out = tmp_path / "results.jsonl"
     result = invoke("examples/", "--out", out)
     assert result.exit_code == 0, result.output
-    rows = [ConversationResult.model_validate(r) for r in read_lines(out)]
+    rows = [ConversationResult.model_validate(decode(r)) for r in read_lines(out)]
     assert len(rows) == EXAMPLE_CONVERSATIONS
     assert {r.conversation_id for r in rows} >= {"weather-tool-1", "photo-question-9"}
     assert sum(len(r.candidates) for r in rows) > 0

@@ -148,6 +148,16 @@ CREATE TABLE migrations (
     applied_at TEXT NOT NULL
 );
 
+-- table policy_rules
+CREATE TABLE policy_rules (
+    policy_id TEXT NOT NULL,
+    policy_version TEXT NOT NULL,
+    rule_id TEXT NOT NULL,
+    rule_hash TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (policy_id, policy_version, rule_id, rule_hash)
+);
+
 -- table rejections
 CREATE TABLE rejections (
     result_key TEXT NOT NULL REFERENCES conversations (result_key),
@@ -186,7 +196,7 @@ CREATE TABLE transcripts (
     conversation_hash TEXT PRIMARY KEY,
     conversation_id TEXT NOT NULL,
     conversation_json TEXT NOT NULL
-);
+, redactions TEXT, stored_hash TEXT);
 
 -- view memory_ledger
 CREATE VIEW memory_ledger AS

@@ -13,8 +13,10 @@ from helpers import read_lines
 from test_candidate_limit import Flood
 
 import extractor.cli._common as cli_common
+from extractor.admission import load_policy, with_reasons
 from extractor.cli import cli
 from extractor.ledger import Ledger
+from extractor.resultline import decode
 from extractor.results import ConversationResult
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +43,11 @@ def test_the_ledger_rebuilds_every_result_line_exactly(
         "5",
     ]
     assert CliRunner().invoke(cli, args, catch_exceptions=False).exit_code == 0
-    written = [ConversationResult.model_validate(r) for r in read_lines(out)]
+    policy = load_policy()  # the file's lines hold rule ids; the ledger joins their reasons
+    written = [
+        r.model_copy(update={"decisions": with_reasons(r.decisions, policy)})
+        for r in (ConversationResult.model_validate(decode(r)) for r in read_lines(out))
+    ]
     assert any(r.rejections for r in written) and any(r.candidates for r in written)
     with Ledger(db, create=False) as ledger:
         assert [r.result for r in ledger.results()] == written

@@ -139,6 +139,6 @@ def test_a_ledger_from_before_the_migration_upgrades_and_keeps_its_rows(tmp_path
             "failure_json) VALUES ('k', 'r', 'load', 'INPUT_INVALID', 'e', 't', '{}')"
         )
     with Ledger(path) as ledger:
-        assert ledger.applied_now == ["m003_tenant_subject", "m004_run_process"]
+        assert ledger.applied_now[:2] == ["m003_tenant_subject", "m004_run_process"]
         assert "subject" in ledger.columns("memory_ledger")
     assert owners(path, "failures") == {(None, None)}

@@ -61,13 +61,13 @@ def test_healthz_names_model_and_policy(http: httpx.Client):
     assert body["status"] == "ok" and body["model"].startswith("offline") and "@" in body["policy"]
 
 
-def test_extract_returns_a_result_line_valid_against_the_published_schema(
+def test_extract_returns_a_result_valid_against_the_published_schema(
     http: httpx.Client, offline_extractor
 ):
     response = http.post("/v1/extract", json=CONVERSATION)
     assert response.status_code == 200, response.text
-    body = response.json()
-    assert list(Draft202012Validator(schema_for("result")).iter_errors(body)) == []
+    body = response.json()  # every record whole: result-expanded, not the lean file line
+    assert list(Draft202012Validator(schema_for("result-expanded")).iter_errors(body)) == []
     expected = offline_extractor.process(CONVERSATION).model_dump(mode="json")
     for key in ("conversation_id", "conversation_hash", "candidates", "decisions", "rejections"):
         assert body[key] == expected[key]

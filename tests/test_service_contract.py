@@ -20,6 +20,7 @@ from extractor.clients.offline import OfflineClient
 from extractor.conversation import ISO_TIMESTAMP_PATTERN, conversation_from_data
 from extractor.errors import InputError
 from extractor.pipeline import Extractor
+from extractor.resultline import encode
 from extractor.schemas import schema_for
 from extractor.service import KeyStore, Scope, ServiceLimits, create_app, openapi, serve_in_thread
 from extractor.store import MemoryStore
@@ -221,7 +222,9 @@ def test_date_times_are_published_as_this_package_writes_them(offline_extractor)
                            "timestamp": "2024-05-10T09:00:00"}]}  # fmt: skip
     line = offline_extractor.process(naive).model_dump(mode="json")
     assert line["candidates"][0]["observed_at"] == "2024-05-10T09:00:00"
-    assert list(Draft202012Validator(schema_for("result")).iter_errors(line)) == []
+    assert list(Draft202012Validator(schema_for("result-expanded")).iter_errors(line)) == []
+    lean = encode(offline_extractor.process(naive))
+    assert list(Draft202012Validator(schema_for("result")).iter_errors(lean)) == []
     # RFC 3339 date-time requires an offset, which a naive message timestamp does not have:
     # no published document may promise it (the pattern above is what is checked instead).
     for path in (ROOT / "schemas").glob("*.json"):

@@ -9,6 +9,7 @@ decisions change and why.
 """
 
 from .engine import UNHASHED_FIELDS, admit, decide, input_hash
+from .explain import reason_of, with_reasons
 from .facts import default_as_of
 from .personal import PersonalData, third_party_personal_data
 from .policy import (
@@ -45,6 +46,8 @@ __all__ = [
     "iter_results",
     "load_policy",
     "parse_policy",
+    "reason_of",
     "replay",
     "third_party_personal_data",
+    "with_reasons",
 ]

@@ -30,8 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..candidates import MemoryCandidate
 from ..decisions import AdmissionDecision, FiredRule
 from ..errors import InputError, InputLocation
+from ..resultline import load_result
 from ..results import ConversationResult
 from .engine import admit_with
+from .explain import with_reasons
 from .facts import default_as_of
 from .policy import Policy
 
@@ -102,19 +104,23 @@ def _outcome(decision: AdmissionDecision | None) -> dict[str, Any]:
 
 
 def _rule_changes(before: list[FiredRule], after: list[FiredRule]) -> list[RuleChange]:
+    """Rule deltas; a stored rule without its reason (result line format 2) is compared by its
+    definition hash alone, and named with the new policy's reason when that policy has it."""
     old = {r.rule_id: r for r in before}
     new = {r.rule_id: r for r in after}
-    changes = [RuleChange(rule_id=r.rule_id, change="NOW_FIRES", reason=r.reason)
+    changes = [RuleChange(rule_id=r.rule_id, change="NOW_FIRES", reason=r.reason or "")
                for r in after if r.rule_id not in old]  # fmt: skip
-    changes += [RuleChange(rule_id=r.rule_id, change="NO_LONGER_FIRES", reason=r.reason)
+    changes += [RuleChange(rule_id=r.rule_id, change="NO_LONGER_FIRES",
+                           reason=r.reason or "(not a rule of this policy as it was)")
                 for r in before if r.rule_id not in new]  # fmt: skip
     for r in after:
         prev = old.get(r.rule_id)
         if prev is None:
             continue
-        if (prev.rule_hash, prev.reason) != (r.rule_hash, r.reason):
+        reason_changed = prev.reason is not None and prev.reason != r.reason
+        if prev.rule_hash != r.rule_hash or reason_changed:
             changes.append(
-                RuleChange(rule_id=r.rule_id, change="DEFINITION_CHANGED", reason=r.reason)
+                RuleChange(rule_id=r.rule_id, change="DEFINITION_CHANGED", reason=r.reason or "")
             )
         elif prev.detail != r.detail:
             detail = f"{prev.detail or '-'} -> {r.detail or '-'}"
@@ -156,7 +162,7 @@ def _replay_one(
     result: ConversationResult, policy: Policy, as_of: datetime | None, report: ReplayReport
 ) -> None:
     stored: dict[str, AdmissionDecision] = {}
-    for d in result.decisions:
+    for d in with_reasons(result.decisions, policy):
         stored.setdefault(d.memory_id, d)
 
     def when(c: MemoryCandidate) -> datetime:
@@ -240,7 +246,7 @@ def iter_results(
                 if not line.strip():
                     continue
                 try:
-                    yield ConversationResult.model_validate_json(line)
+                    yield load_result(line)
                 except ValidationError as exc:
                     where = InputLocation(name, number, _conversation_id(line))
                     yield InputError(_line_error(exc), where)

@@ -64,6 +64,11 @@ class ClientResult(BaseModel):
     attempts: int = 1
     failed_attempts: list[AttemptRecord] = Field(default_factory=list)
     cached: bool = False
+    dropped_candidates: int = Field(
+        default=0,
+        description="Candidates the model itself left out of this answer to stay within the "
+        "per-call candidate limit (the offline model does; a remote model's are not known).",
+    )
     candidate_limit: int | None = Field(
         default=None,
         exclude=True,

@@ -7,7 +7,17 @@ calls them and turns each problem into a rejection code.
 
 from __future__ import annotations
 
+from .masking import MASK, Redaction, mask_text, masked_conversation
 from .secrets import Secret, find_secrets, redact
 from .unicode import fold
 
-__all__ = ["Secret", "find_secrets", "fold", "redact"]
+__all__ = [
+    "MASK",
+    "Redaction",
+    "Secret",
+    "find_secrets",
+    "fold",
+    "mask_text",
+    "masked_conversation",
+    "redact",
+]

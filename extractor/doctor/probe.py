@@ -20,8 +20,16 @@ from ..chunking import DEFAULT_MAX_CHUNK_CHARS
 from ..clients.compat import DEFAULT_PROBE_TIMEOUT, estimate_tokens, is_local
 from ..clients.openai_client import OpenAIClient
 from ..conversation import Conversation, conversation_from_data
-from ..errors import ExtractorError, ModeUnsupported, OutputTruncated
-from ..prompts import load_prompt
+from ..errors import (
+    ExtractorError,
+    ModelClientError,
+    ModelRefused,
+    ModelTimeout,
+    ModeUnsupported,
+    OutputTruncated,
+    RateLimited,
+)
+from ..prompts import Prompt, load_prompt
 from ..validation import ValidationOptions
 from .models import DoctorReport, ModeCheck, ModeOutcome, Speeds
 from .recommend import PREFERENCE, recommend
@@ -231,14 +239,21 @@ def _rate(tokens: int, seconds: float) -> float | None:
     return round(tokens / seconds, 1)
 
 
-async def preflight(client: OpenAIClient) -> None:
-    """One small extraction with ``client``'s own settings, before a batch: raises the typed
-    error a whole run would otherwise fail with conversation by conversation (no key,
-    unreachable server, unsupported mode, dropped system prompt). A cut-off or unreadable
-    answer is not an error here: the server works.
+async def preflight(
+    client: OpenAIClient,
+    *,
+    prompt: Prompt | None = None,
+    options: ValidationOptions | None = None,
+) -> None:
+    """One small extraction with ``client``'s own settings (one attempt, a small
+    ``max_tokens``), before a batch: raises the typed :class:`ModelClientError` a whole run
+    would otherwise fail with conversation by conversation (no key, unreachable server, unknown
+    model, unsupported mode, dropped system prompt). A server that answers at all -- rate
+    limited, slow, refusing, with a cut-off or unreadable answer -- passes: it works.
 
-    This is the check ``extractor run`` can make once before a batch; ``extractor doctor`` makes
-    it in every mode and measures the rest.
+    The one implementation of this check: ``extractor run`` makes it once before a batch
+    (:func:`extractor.batch.check_endpoint`, with the run's ``prompt`` and validation
+    ``options``); ``extractor doctor`` makes it in every mode and measures the rest.
     """
     probe = OpenAIClient(
         model=client.model, base_url=client.base_url, api_key=client.api_key,
@@ -249,9 +264,15 @@ async def preflight(client: OpenAIClient) -> None:
     conversation: Conversation = conversation_from_data(PROBE_CONVERSATION)
     try:
         async with probe:
-            await probe.extract(conversation, load_prompt(), ValidationOptions())
-    except OutputTruncated:
-        return
+            await probe.extract(
+                conversation, prompt or load_prompt(), options or ValidationOptions()
+            )
+    except (RateLimited, ModelTimeout, ModelRefused, OutputTruncated):
+        return  # the server answered
+    except ModelClientError:
+        raise
+    except ExtractorError:
+        return  # an answer the gate cannot read: still an answer
 
 
 __all__ = ["PROBE_CONVERSATION", "check_server", "preflight"]

@@ -228,12 +228,39 @@ def m004_run_process(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN host TEXT")
 
 
+def m005_transcript_redactions(db: sqlite3.Connection) -> None:
+    """Transcripts are stored with their secrets masked in place (same length, so every span
+    still points at its text): ``redactions`` lists what was masked (JSON, NULL: nothing) and
+    ``stored_hash`` is the content hash of the stored, masked transcript (NULL: the transcript
+    is stored as it was, and hashes to ``conversation_hash``). Rows recorded before stay as
+    they were."""
+    db.execute("ALTER TABLE transcripts ADD COLUMN redactions TEXT")
+    db.execute("ALTER TABLE transcripts ADD COLUMN stored_hash TEXT")
+
+
+def m006_policy_rules(db: sqlite3.Connection) -> None:
+    """Each fired rule's reason sentence once per rule definition: ``policy_rules`` (policy id
+    and version, rule id, rule hash -- '' for a rule without one -- and reason). Decisions
+    recorded from now on keep only rule ids, details and hashes in ``rules_fired``; the reader
+    joins the reasons back. Rows recorded before keep their reasons inline."""
+    db.execute("""CREATE TABLE policy_rules (
+    policy_id TEXT NOT NULL,
+    policy_version TEXT NOT NULL,
+    rule_id TEXT NOT NULL,
+    rule_hash TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (policy_id, policy_version, rule_id, rule_hash)
+)""")
+
+
 #: Every migration, in order. Append only: never edit or reorder one that has shipped.
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_memory_ledger_view,
     m003_tenant_subject,
     m004_run_process,
+    m005_transcript_redactions,
+    m006_policy_rules,
 ]
 
 

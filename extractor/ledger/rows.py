@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
 
 from ..candidates import MemoryCandidate
+from ..content import masked_conversation
 from ..conversation import Conversation
 from ..decisions import AdmissionDecision
 from ..hashing import canonical_json, text_hash
@@ -118,18 +120,32 @@ JSON_FIELDS = frozenset(
 )  # fmt: skip
 
 
+#: Columns holding a date-time (written ``+00:00``; the records write ``Z``: the same time).
+TIME_FIELDS = frozenset({"recorded_at", "observed_at", "as_of"})
+
+
 def column_value(name: str, value: Any) -> Any:
     """A column's value as the field of the same name holds it (JSON text decoded)."""
     return json.loads(value) if name in JSON_FIELDS and isinstance(value, str) else value
 
 
-def beside_columns(model: BaseModel, row: Row) -> str:
+def _same(name: str, column: Any, field: Any) -> bool:
+    if name in TIME_FIELDS and isinstance(column, str) and isinstance(field, str):
+        try:
+            return datetime.fromisoformat(column) == datetime.fromisoformat(field)
+        except ValueError:
+            return False
+    return bool(column_value(name, column) == field)
+
+
+def beside_columns(model: BaseModel, row: Row, **full: Any) -> str:
     """``candidate_json`` / ``decision_json``: the record's canonical JSON without the fields a
     column of ``row`` already holds (same name, same value) and without fields at their
-    default -- :func:`rebuild` restores both, so the record is stored once."""
-    full = model.model_dump(mode="json")
+    default -- :func:`rebuild` restores both, so the record is stored once. ``full`` overrides
+    a field's value as the columns hold it (e.g. ``rules_fired`` without reasons)."""
+    full = model.model_dump(mode="json") | full
     data = model.model_dump(mode="json", exclude_defaults=True)
-    rest = {k: v for k, v in data.items() if not (k in row and column_value(k, row[k]) == full[k])}
+    rest = {k: v for k, v in data.items() if not (k in row and _same(k, row[k], full[k]))}
     return _json(rest)
 
 
@@ -189,7 +205,15 @@ def candidate_row(
         "tenant": result.tenant,
         "subject": result.subject,
     }
-    row["candidate_json"] = beside_columns(c, row)
+    data = json.loads(beside_columns(c, row))
+    line = {k: v for k, v in result.provenance.model_dump(mode="json").items()
+            if k in type(c.provenance).model_fields}  # fmt: skip
+    if data.get("provenance") == line:
+        del data["provenance"]  # the result's own: conversations.result_json holds it
+    span = data.get("source_span")
+    if isinstance(span, dict) and span.get("quote") == row["quote"]:
+        del span["quote"]  # the quote column holds it
+    row["candidate_json"] = _json(data)
     return row
 
 
@@ -207,15 +231,29 @@ def decision_row(run_id: str, key: str, decision: AdmissionDecision) -> Row:
         "denied_requested_uses": _json_list(d.denied_requested_uses),
         "eligible_for_admission": int(d.eligible_for_admission),
         "flags": json.dumps(d.flags),
-        "rules_fired": _json_list(d.rules_fired),
+        "rules_fired": _json(fired_rules(d)),
         "inherited_from": json.dumps(d.inherited_from),
         "evidence_as_of": d.evidence_as_of,
         "policy_id": d.policy_id,
         "policy_version": d.policy_version,
         "as_of": _iso(d.as_of),
     }
-    row["decision_json"] = beside_columns(d, row)
+    row["decision_json"] = beside_columns(d, row, rules_fired=fired_rules(d))
     return row
+
+
+def fired_rules(decision: AdmissionDecision) -> list[dict[str, Any]]:
+    """``decisions.rules_fired``: each fired rule without its reason (``policy_rules`` has it)."""
+    return [r.model_dump(mode="json", exclude={"reason"}) for r in decision.rules_fired]
+
+
+def policy_rule_rows(decision: AdmissionDecision) -> list[Row]:
+    """A ``policy_rules`` row for each rule of ``decision`` that fired with a reason."""
+    return [
+        {"policy_id": decision.policy_id, "policy_version": decision.policy_version,
+         "rule_id": r.rule_id, "rule_hash": r.rule_hash or "", "reason": r.reason}
+        for r in decision.rules_fired if r.reason is not None
+    ]  # fmt: skip
 
 
 def rejection_row(
@@ -257,8 +295,13 @@ def failure_row(run_id: str, key: str, failure: FailureRecord) -> Row:
 
 
 def transcript_row(conversation: Conversation) -> Row:
+    """The transcript with its secrets masked in place (:func:`masked_conversation`), keyed by
+    the content hash of the conversation as it was; ``stored_hash`` is the masked one's."""
+    stored, redactions = masked_conversation(conversation)
     return {
         "conversation_hash": conversation.content_hash(),
         "conversation_id": conversation.id,
-        "conversation_json": _json(conversation.model_dump(mode="json", exclude_none=True)),
+        "conversation_json": _json(stored.model_dump(mode="json", exclude_none=True)),
+        "redactions": _json_list(redactions) if redactions else None,
+        "stored_hash": stored.content_hash() if redactions else None,
     }

@@ -18,7 +18,7 @@ import secrets
 import socket
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..candidates import MemoryCandidate
+from ..candidates import MemoryCandidate, Provenance
 from ..conversation import Conversation
 from ..decisions import AdmissionDecision
 from ..errors import LedgerError
@@ -54,6 +54,7 @@ EXPORTABLE = (
     "rejections",
     "failures",
     "transcripts",
+    "policy_rules",
     "migrations",
 )
 
@@ -65,7 +66,7 @@ JSON_COLUMNS = frozenset(
         "settings_json", "summary_json", "result_json", "candidate_json", "decision_json",
         "raw_json", "failure_json", "conversation_json", "parent_memory_ids", "requested_uses",
         "evidence_ids", "hedges", "allowed_uses", "forbidden_uses", "denied_requested_uses",
-        "flags", "rules_fired", "inherited_from",
+        "flags", "rules_fired", "inherited_from", "redactions",
     }
 )  # fmt: skip
 
@@ -230,6 +231,8 @@ class Ledger:
                 _insert(db, "candidates", row)
             for decision in result.decisions:
                 _insert(db, "decisions", rows.decision_row(run_id, key, decision))
+                for rule in rows.policy_rule_rows(decision):
+                    _insert(db, "policy_rules", rule)
             for seq, rejection in enumerate(result.rejections):
                 row = rows.rejection_row(run_id, key, result.conversation_id, seq, rejection)
                 _insert(db, "rejections", row)
@@ -301,13 +304,26 @@ WHERE c.memory_id = ? ORDER BY r.started_at, c.recorded_at""",
             (memory_id,),
         )
         records = []
+        reasons = self._reasons()
         for row in found:
             decided = self._query(
                 "SELECT * FROM decisions WHERE result_key = ? AND memory_id = ?",
                 (row["result_key"], memory_id),
             )
-            records.append(_memory_record(row, decided[0] if decided else None))
+            line = self._query(
+                "SELECT result_json FROM conversations WHERE result_key = ?", (row["result_key"],)
+            )
+            provenance = json.loads(line[0][0]).get("provenance") if line else None
+            candidate = _candidate(row, provenance)
+            decision = _decision(decided[0], reasons) if decided else None
+            records.append(_memory_record(row, candidate, decision))
         return records
+
+    def _reasons(self) -> dict[tuple[str, str, str, str], str]:
+        """Every recorded rule's reason by (policy id, version, rule id, rule hash or '')."""
+        found = self._query("SELECT * FROM policy_rules")
+        return {(r["policy_id"], r["policy_version"], r["rule_id"], r["rule_hash"]): r["reason"]
+                for r in found}  # fmt: skip
 
     def conversation(self, conversation_id: str) -> ConversationHistory:
         """Every result and failure recorded for a conversation id (or conversation hash)."""
@@ -354,7 +370,12 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
             data["rejections"] = [_rejection(r) for r in self._query(
                 "SELECT * FROM rejections WHERE result_key = ? ORDER BY seq", (key,)
             )]  # fmt: skip
-        for table, read in (("candidates", _candidate), ("decisions", _decision)):
+        reasons = self._reasons()
+        readers: dict[str, Callable[[sqlite3.Row], dict[str, Any]]] = {
+            "candidates": lambda r: _candidate(r, data.get("provenance")),
+            "decisions": lambda r: _decision(r, reasons),
+        }
+        for table, read in readers.items():
             ids = data.get(table)
             if ids and all(isinstance(i, str) for i in ids):
                 found = self._query(f"SELECT * FROM {table} WHERE result_key = ?", (key,))
@@ -363,8 +384,18 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
         result = ConversationResult.model_validate(data)
         return RecordedResult(row["run_id"], key, result)
 
+    def stored_transcript_hash(self, conversation_hash: str) -> str | None:
+        """The content hash of the transcript as stored: ``conversation_hash`` itself, or the
+        hash of its masked copy when secrets were masked (``None``: no such transcript)."""
+        found = self._query(
+            "SELECT stored_hash FROM transcripts WHERE conversation_hash = ?",
+            (conversation_hash,),
+        )
+        return (found[0][0] or conversation_hash) if found else None
+
     def transcript(self, conversation_hash: str) -> Conversation | None:
-        """The stored transcript with this content hash, if it was recorded."""
+        """The stored transcript with this content hash, if it was recorded -- with its secrets
+        masked when it had any (:meth:`stored_transcript_hash` is then what it hashes to)."""
         found = self._query(
             "SELECT conversation_json FROM transcripts WHERE conversation_hash = ?",
             (conversation_hash,),
@@ -376,8 +407,9 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
     ) -> Iterator[dict[str, Any]]:
         """Rows of a table or view as plain dicts (column order kept), optionally for one run.
 
-        ``decode_json`` parses the :data:`JSON_COLUMNS` into lists and objects; otherwise every
-        value is exactly what the column stores.
+        ``decode_json`` parses the :data:`JSON_COLUMNS` into lists and objects (and puts each
+        fired rule's reason from ``policy_rules`` back into ``decisions.rules_fired``);
+        otherwise every value is exactly what the column stores.
         """
         if table not in EXPORTABLE:
             raise LedgerError(f"unknown table {table!r} (expected one of {', '.join(EXPORTABLE)})")
@@ -388,12 +420,18 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
                 raise LedgerError(f"table {table!r} has no run_id column to filter on")
             sql, params = sql + " WHERE run_id = ?", (run_id,)
         order = "" if table == "memory_ledger" else " ORDER BY rowid"
+        reasons = self._reasons() if decode_json and table == "decisions" else {}
         for row in self._query(sql + order, params):
             record = dict(zip(row.keys(), tuple(row), strict=True))
             if decode_json:
                 for name, value in record.items():
                     if name in JSON_COLUMNS and isinstance(value, str):
                         record[name] = json.loads(value)
+                policy = (record.get("policy_id"), record.get("policy_version"))
+                for rule in record.get("rules_fired") or [] if reasons else []:
+                    if isinstance(rule, dict) and "reason" not in rule:
+                        key = (*policy, rule.get("rule_id"), rule.get("rule_hash") or "")
+                        rule["reason"] = reasons.get(key)  # type: ignore[arg-type]
             yield record
 
     def columns(self, table: str) -> list[str]:
@@ -473,22 +511,38 @@ def _run_record(row: sqlite3.Row) -> RunRecord:
     )
 
 
-def _candidate(row: sqlite3.Row) -> dict[str, Any]:
-    return rows.rebuild(MemoryCandidate.model_fields, row["candidate_json"], row)
+def _candidate(row: sqlite3.Row, provenance: dict[str, Any] | None) -> dict[str, Any]:
+    """A candidate from its row; its provenance, when the row leaves it out, is its result's
+    (``provenance`` of the result line, less the policy fields), its quote the quote column."""
+    data = rows.rebuild(MemoryCandidate.model_fields, row["candidate_json"], row)
+    if "provenance" not in data and provenance is not None:
+        data["provenance"] = {k: v for k, v in provenance.items() if k in Provenance.model_fields}
+    span = data.get("source_span")
+    if isinstance(span, dict) and "quote" not in span:
+        span["quote"] = row["quote"]
+    return data
 
 
-def _decision(row: sqlite3.Row) -> dict[str, Any]:
-    return rows.rebuild(AdmissionDecision.model_fields, row["decision_json"], row)
+def _decision(row: sqlite3.Row, reasons: dict[tuple[str, str, str, str], str]) -> dict[str, Any]:
+    """A decision from its row, each fired rule's reason from ``policy_rules`` (rows recorded
+    before hold it inline)."""
+    data = rows.rebuild(AdmissionDecision.model_fields, row["decision_json"], row)
+    policy = (data.get("policy_id"), data.get("policy_version"))
+    for rule in data.get("rules_fired") or []:
+        if isinstance(rule, dict) and "reason" not in rule:
+            key = (*policy, rule.get("rule_id"), rule.get("rule_hash") or "")
+            rule["reason"] = reasons.get(key)  # type: ignore[arg-type]
+    return data
 
 
-def _memory_record(row: sqlite3.Row, decision: sqlite3.Row | None) -> MemoryRecord:
+def _memory_record(
+    row: sqlite3.Row, candidate: dict[str, Any], decision: dict[str, Any] | None
+) -> MemoryRecord:
     return MemoryRecord(
         run_id=row["run_id"],
         result_key=row["result_key"],
-        candidate=MemoryCandidate.model_validate(_candidate(row)),
-        decision=None
-        if decision is None
-        else AdmissionDecision.model_validate(_decision(decision)),
+        candidate=MemoryCandidate.model_validate(candidate),
+        decision=None if decision is None else AdmissionDecision.model_validate(decision),
         evidence_ref=row["evidence_ref"],
         evidence_hash=row["evidence_hash"],
     )

@@ -55,11 +55,10 @@ class OfflineClient:
     async def extract(
         self, conversation: Conversation, prompt: Prompt, options: ValidationOptions
     ) -> ClientResult:
-        output = offline_proposal(
-            conversation,
-            allow_system_sources=options.allow_system_sources,
-            max_candidates=options.max_candidates,
-        )
+        groups = _groups(conversation, options.allow_system_sources)
+        kept = _within_limit(groups, options.max_candidates)
+        output = {"candidates": compact(_number(kept), conversation)}
+        dropped = sum(len(g.drafts) for g in groups) - sum(len(g.drafts) for g in kept)
         raw_text = json.dumps(output, ensure_ascii=False, separators=(",", ":"))
         prompt_chars = sum(len(m["content"]) for m in prompt.render(conversation))
         return ClientResult(
@@ -67,6 +66,7 @@ class OfflineClient:
             raw_text=raw_text,
             model=self._model_name,
             usage=estimate_usage(prompt_chars, len(raw_text)),
+            dropped_candidates=dropped,
         )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..hashing import text_hash
@@ -28,6 +28,14 @@ _REF = re.compile(r"(?P<hash>[^#]+)#(?P<message>.+)\[(?P<start>[0-9]+):(?P<end>[
 
 class TranscriptSource(Protocol):
     def transcript(self, conversation_hash: str) -> Conversation | None: ...
+
+
+@runtime_checkable
+class MaskedTranscripts(Protocol):
+    """A source that stores transcripts with secrets masked (the ledger): it says what each
+    stored transcript hashes to, so a masked one is still checked to be the one recorded."""
+
+    def stored_transcript_hash(self, conversation_hash: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,10 @@ class TranscriptCache:
         """``(transcript or None, whether it still hashes to conversation_hash)``."""
         if conversation_hash not in self._seen:
             found = self._source.transcript(conversation_hash)
-            intact = found is not None and found.content_hash() == conversation_hash
+            expected = {conversation_hash}
+            if found is not None and isinstance(self._source, MaskedTranscripts):
+                expected.add(self._source.stored_transcript_hash(conversation_hash) or "")
+            intact = found is not None and found.content_hash() in expected
             self._seen[conversation_hash] = (found, intact)
         return self._seen[conversation_hash]
 

@@ -1,0 +1,5 @@
+"""Result files: writing and reading their lines (format 2, lean; format 1 still read)."""
+
+from .codec import decode, dump_line, encode, line_format, load_result
+
+__all__ = ["decode", "dump_line", "encode", "line_format", "load_result"]
