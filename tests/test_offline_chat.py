@@ -227,3 +227,14 @@ def test_an_open_question_about_the_speaker_still_reads_the_bare_answer() -> Non
     assert answer_claims("What do you drive?", "A red Mustang.") == [
         'Asked "What do you drive?", User answered: "A red Mustang.".'
     ]
+
+
+@pytest.mark.parametrize("text", ["next month I", "Yesterday we.", "In 2021 I"])
+def test_a_time_and_a_pronoun_claim_nothing(text: str) -> None:
+    # hypothesis found "next month I" dated into the content "In June 2024 User.", which the
+    # gate rightly rejects as sharing no word with its quote
+    assert claims_of(text) == []
+
+
+def test_a_time_with_a_claim_still_yields_it() -> None:
+    assert claims_of("Next month I start at the bakery.") != []

@@ -13,8 +13,10 @@ hypothetical: it says what they want.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from ..conversation import Message
+from ..temporal import find_expressions
 from ..validation import REPORTED_CUES
 from ..vocab import CandidateKind, Capability, MemoryType, Origin
 from .cues import (
@@ -472,6 +474,19 @@ def stated(piece: Piece, message: Message, origin: Origin) -> Draft:
     )
 
 
+def _says_more_than_when(text: str, anchor: datetime | None) -> bool:
+    """Whether ``text`` holds a word besides its time expressions and a pronoun: "next month I"
+    claims nothing (its content would be only a date once the time is resolved)."""
+    rest = text
+    for found in reversed(find_expressions(text, anchor)):
+        rest = rest[: found.start] + " " + rest[found.end :]
+    words = [w for w in re.findall(r"[^\W\d_]+", rest) if w.lower() not in _BARE_PRONOUNS]
+    return bool(words)
+
+
+_BARE_PRONOUNS = frozenset({"i", "me", "my", "we", "us", "our", "you", "it"})
+
+
 def claim_for(
     piece: Piece,
     message: Message,
@@ -494,6 +509,8 @@ def claim_for(
     memory_type = classify(piece.text)
     instruction = memory_type is MemoryType.PREFERENCE and bool(_INSTRUCTION.match(piece.text))
     if memory_type is None or (origin is Origin.SYSTEM and not instruction):
+        return None
+    if not _says_more_than_when(piece.text, message.timestamp):
         return None
     text = piece.text
     if memory_type in _STANDALONE_CHECKED and not instruction:
