@@ -10,6 +10,9 @@ eligible slice, the read policy, evidence dereferencing for FACTUAL_EVIDENCE, se
 the audit write.
 
     .venv/bin/python benchmarks/read_latency.py --sizes 10000 100000 --queries 50
+
+``--store-dir DIR`` keeps each store as ``DIR/memory-N.db`` and reuses it on the next run (the
+transcripts are regenerated from the same seed, so nothing but the ingest is skipped).
 """
 
 from __future__ import annotations
@@ -60,14 +63,17 @@ def sentences(rng: random.Random, words: list[str], n: int) -> list[str]:
 
 
 def populate(
-    store: MemoryStore, transcripts: Transcripts, tenant: str, n: int, rng, words
+    store: MemoryStore | None, transcripts: Transcripts, tenant: str, n: int, rng, words
 ) -> float:
+    """Ingest ``n`` memories into ``store`` (``None``: only regenerate their transcripts)."""
     extractor = Extractor(client=OfflineClient())
     started = time.perf_counter()
     for c in range(0, n, PER_CONVERSATION):
         texts = sentences(rng, words, min(PER_CONVERSATION, n - c))
         conv = conversation(f"{tenant}-{c}", *texts, tenant=tenant, user="u1")
         transcripts.add(conv)
+        if store is None:
+            continue
         cands = [
             candidate(conv, i, memory_id=f"mem_{tenant}_{c + i}", **KINDS[i % 3])
             for i in range(len(texts))
@@ -110,6 +116,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--store-dir", type=Path, default=None, help="keep and reuse the stores")
     args = parser.parse_args()
     rng = random.Random(0)
     words = sorted(
@@ -118,23 +125,29 @@ def main() -> int:
             for _ in range(2000)
         }
     )
-    queries = [" ".join(rng.choice(words) for _ in range(3)) for _ in range(args.queries)]
+    ask = random.Random(1)  # its own seed: the stores do not depend on --queries
+    queries = [" ".join(ask.choice(words) for _ in range(3)) for _ in range(args.queries)]
     print(
         f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, SQLite {__import__('sqlite3').sqlite_version}"
     )
     for n in args.sizes:
-        workdir = Path(tempfile.mkdtemp(prefix="read-bench-"))
+        workdir = args.store_dir or Path(tempfile.mkdtemp(prefix="read-bench-"))
+        workdir.mkdir(parents=True, exist_ok=True)
+        path = workdir / f"memory-{n}.db"
         transcripts = Transcripts()
-        with MemoryStore(workdir / "memory.db") as store:
-            ingest_s = populate(store, transcripts, "big", n, rng, words)
-            populate(store, transcripts, "other", max(1, n // 10), rng, words)
-        row = {"memories": n, "ingest_s": round(ingest_s, 1)}
+        if path.exists():
+            populate(None, transcripts, "big", n, rng, words)
+            populate(None, transcripts, "other", max(1, n // 10), rng, words)
+            row: dict[str, object] = {"memories": n, "ingest_s": "reused"}
+        else:
+            with MemoryStore(path) as store:
+                ingest_s = populate(store, transcripts, "big", n, rng, words)
+                populate(store, transcripts, "other", max(1, n // 10), rng, words)
+            row = {"memories": n, "ingest_s": round(ingest_s, 1)}
         for purpose in ("PERSONALIZATION", "FACTUAL_EVIDENCE"):
-            row[f"lexical {purpose}"] = measure(
-                workdir / "memory.db", transcripts, queries, purpose, None
-            )
+            row[f"lexical {purpose}"] = measure(path, transcripts, queries, purpose, None)
             row[f"hybrid {purpose}"] = measure(
-                workdir / "memory.db", transcripts, queries, purpose, HashingEmbedder(256)
+                path, transcripts, queries, purpose, HashingEmbedder(256)
             )
         print(row, flush=True)
     return 0

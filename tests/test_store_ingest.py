@@ -99,7 +99,14 @@ def test_a_blank_file_gets_exactly_the_named_migrations_and_tables(tmp_path: Pat
         assert (
             store.migrations
             == migration_names()
-            == ["s001_memory_store", "s002_read_audit", "s003_source_derivation"]
+            == [
+                "s001_memory_store",
+                "s002_read_audit",
+                "s003_source_derivation",
+                "s004_read_replay",
+                "s005_claim_evidence_scope",
+                "s006_claim_embeddings",
+            ]
         )
     db = sqlite3.connect(tmp_path / "m.db")
     names = {
@@ -112,6 +119,7 @@ def test_a_blank_file_gets_exactly_the_named_migrations_and_tables(tmp_path: Pat
         "claim_history",
         "reads",
         "read_items",
+        "claim_embeddings",
         "claims_fts",
         *PROJECTION_TABLES,
     }

@@ -80,6 +80,11 @@ def _system_time(moment: datetime) -> str:
     return aware.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+def known_at_text(scope: Scope) -> str | None:
+    """The read's ``known_at`` in the store's system-time form (``None``: everything known)."""
+    return None if scope.known_at is None else _system_time(scope.known_at)
+
+
 def source_sql(scope: Scope) -> tuple[str, list[object]]:
     """The rows stage 1 reads: current versions, or the versions current at ``known_at``."""
     if scope.known_at is None:

@@ -37,6 +37,7 @@ from .eligibility import (
     Scope,
     excluded_matches,
     exclusions_of,
+    known_at_text,
     select_eligible,
     source_sql,
 )
@@ -198,7 +199,7 @@ class MemoryReader:
         rules = exclusions_of(self._db, scope, self.policy, claim_ids)
         source, params = source_sql(scope)
         eligible = [c for c, rule in rules.items() if rule is None]
-        hits = load_hits(self._db, source, params, eligible)
+        hits = load_hits(self._db, source, params, eligible, known_at=known_at_text(scope))
         request = ReadRequest(query="", tenant=tenant, subject=subject, caller=who, purpose=use)
         out: dict[str, UseDecision | ExcludedItem] = {}
         for claim_id, rule in rules.items():
@@ -224,7 +225,9 @@ class MemoryReader:
             fresh = [h for h in hits if h.claim_id not in ranked]
             for position, h in enumerate(hits, start=1):
                 ranked.setdefault(h.claim_id, (position, h.score))
-            views = load_hits(self._db, source, params, [h.claim_id for h in fresh])
+            views = load_hits(
+                self._db, source, params, [h.claim_id for h in fresh], known_at=known_at_text(scope)
+            )
             for h in fresh:
                 judged.append(
                     (views[h.claim_id], self._judge(views[h.claim_id], request, as_of, cache))

@@ -3,8 +3,18 @@
 Only hits of the eligible slice come here (stage 2 output), so what is read is what stage 1
 already let through. Besides the claim's own version, a view carries what stage 3 judges:
 conflict (the store marks a conflicted claim ``CONFLICTING``), supersession, the number of
-independent source families of its ACTIVE evidence (the store's corroboration count), and the
-evidence reference and quote hash that dereferencing re-checks.
+independent source families of its ACTIVE evidence (the store's corroboration count), the
+admission's evidence scope (``evidence_as_of``), and the evidence reference and quote hash that
+dereferencing re-checks.
+
+Evidence is read as the store knew it at the read's ``known_at``: an evidence row recorded later
+(a chunk added by a later ``EVIDENCE`` event) neither adds a family nor a source to check. A
+source must be ACTIVE *now* as well: looking back in time never undoes a revocation or an
+erasure (fail closed).
+
+A *derived* claim (one with required derivation parents: a summary, or a proposition extracted
+from an assertion event) has the families of its parents, transitively, and never more: its
+support is what it was made from, so it can be no more independent than that.
 """
 
 from __future__ import annotations
@@ -18,15 +28,30 @@ from ..hashing import text_hash
 from ..vocab import LifecycleState, MemoryType
 from .models import MemoryView
 
+#: Evidence known at a system time (``?`` = known_at, or NULL for everything recorded).
+_KNOWN = "(? IS NULL OR (SELECT ev.at FROM memory_events AS ev WHERE ev.seq = e.cause_seq) <= ?)"
+
 #: Independent source families of a claim, as the store's ``corroboration`` counts them: the
-#: distinct families of the ACTIVE sources of its evidence (never chunks, URLs or paraphrases).
-_FAMILIES = """SELECT COUNT(DISTINCT COALESCE(f.family_id, s.source_id)) FROM evidence AS e
+#: distinct families of the ACTIVE sources of its evidence (never chunks, URLs or paraphrases);
+#: for a derived claim, of its underived ancestors along required derivation edges.
+_FAMILIES = f"""WITH RECURSIVE lineage (claim_id) AS (
+    SELECT ?
+    UNION
+    SELECT d.parent_claim_id FROM derivations AS d JOIN lineage AS l
+        ON d.child_claim_id = l.claim_id WHERE d.required = 1
+), roots (claim_id) AS (
+    SELECT l.claim_id FROM lineage AS l WHERE NOT EXISTS (
+        SELECT 1 FROM derivations AS d WHERE d.child_claim_id = l.claim_id AND d.required = 1)
+)
+SELECT COUNT(DISTINCT COALESCE(f.family_id, s.source_id)) FROM roots AS r
+JOIN evidence AS e ON e.claim_id = r.claim_id
 JOIN sources AS s ON s.source_id = e.source_id AND s.status = 'ACTIVE'
 LEFT JOIN source_families AS f ON f.source_id = s.source_id
-WHERE e.claim_id = ?"""
+WHERE {_KNOWN}"""
 
-_SOURCES = """SELECT s.source_id, s.uri, s.status FROM evidence AS e
-JOIN sources AS s ON s.source_id = e.source_id WHERE e.claim_id = ? ORDER BY e.evidence_id"""
+_SOURCES = f"""SELECT s.source_id, s.uri, s.status FROM evidence AS e
+JOIN sources AS s ON s.source_id = e.source_id WHERE e.claim_id = ? AND {_KNOWN}
+ORDER BY e.evidence_id"""
 
 
 @dataclass(frozen=True)
@@ -39,33 +64,48 @@ class Hit:
     sources_admissible: bool
 
 
+def _scope(r: sqlite3.Row, memory_type: MemoryType) -> str | None:
+    """The admission's evidence scope (``claims.evidence_as_of``); for a tool observation
+    stored before the store kept it, its observation time (what admission scopes it to)."""
+    if r["scoped_as_of"] is not None:
+        return str(r["scoped_as_of"])
+    return r["observed_at"] if memory_type is MemoryType.TOOL_OBSERVATION else None
+
+
 def _uses(text: str | None) -> tuple[str, ...]:
     return tuple(json.loads(text)) if text else ()
 
 
 def load_hits(
-    db: sqlite3.Connection, source: str, params: Sequence[object], claim_ids: Sequence[str]
+    db: sqlite3.Connection,
+    source: str,
+    params: Sequence[object],
+    claim_ids: Sequence[str],
+    *,
+    known_at: str | None = None,
 ) -> dict[str, Hit]:
-    """Views of ``claim_ids`` from ``source`` (``memory_current`` or a ``known_at`` slice)."""
+    """Views of ``claim_ids`` from ``source`` (``memory_current`` or a ``known_at`` slice);
+    ``known_at`` (system time, the store's UTC ISO form) limits evidence to what was known."""
     if not claim_ids:
         return {}
     marks = ",".join("?" * len(claim_ids))
     sql = (
-        "SELECT v.*, c.quote FROM " + source + " AS v JOIN claims AS c ON c.claim_id = v.claim_id"
-        f" WHERE v.claim_id IN ({marks})"
+        "SELECT v.*, c.quote, c.evidence_as_of AS scoped_as_of FROM "
+        + source
+        + f" AS v JOIN claims AS c ON c.claim_id = v.claim_id WHERE v.claim_id IN ({marks})"
     )
     db.row_factory = sqlite3.Row
     try:
         rows = db.execute(sql, [*params, *claim_ids]).fetchall()
     finally:
         db.row_factory = None
-    return {str(r["claim_id"]): _hit(db, r) for r in rows}
+    return {str(r["claim_id"]): _hit(db, r, known_at) for r in rows}
 
 
-def _hit(db: sqlite3.Connection, r: sqlite3.Row) -> Hit:
+def _hit(db: sqlite3.Connection, r: sqlite3.Row, known_at: str | None) -> Hit:
     flags = _uses(r["flags"])
-    sources = db.execute(_SOURCES, (r["claim_id"],)).fetchall()
-    families = db.execute(_FAMILIES, (r["claim_id"],)).fetchone()[0]
+    sources = db.execute(_SOURCES, (r["claim_id"], known_at, known_at)).fetchall()
+    families = db.execute(_FAMILIES, (r["claim_id"], known_at, known_at)).fetchone()[0]
     label = next((str(uri or sid) for sid, uri, status in sources if status == "ACTIVE"), None)
     memory_type = MemoryType(r["memory_type"])
     view = MemoryView(
@@ -85,8 +125,7 @@ def _hit(db: sqlite3.Connection, r: sqlite3.Row) -> Hit:
         valid_from=r["valid_from"],
         valid_to=r["valid_to"],
         observed_at=r["observed_at"],
-        # Admission scopes a tool observation's evidence to its observation time (seed §2).
-        evidence_as_of=r["observed_at"] if memory_type is MemoryType.TOOL_OBSERVATION else None,
+        evidence_as_of=_scope(r, memory_type),
         conflicting="CONFLICTING" in flags or r["verification_state"] == "CONFLICTING",
         superseded=r["superseded_by"] is not None,
         independent_families=int(families),

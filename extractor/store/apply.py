@@ -67,6 +67,7 @@ def _claim_row(m: Payload, tenant: str, subject: str | None, cause: Cause) -> Ro
         "decision_input_hash": d["input_hash"],
         "stated_valid_from": m["valid_from"],
         "stated_valid_to": m["valid_to"],
+        "evidence_as_of": d.get("evidence_as_of"),
         "revoked": 0,
         "revoked_reason": None,
         "support_level": None,
@@ -159,7 +160,8 @@ def _derived_claim_row(c: Payload, payload: Payload, cause: Cause) -> Row:
         "base_flags": json.dumps(sorted(d["flags"])), "rules_fired": json.dumps(d["rules_fired"]),
         "policy_id": d["policy_id"], "policy_version": d["policy_version"],
         "decision_input_hash": d["input_hash"], "stated_valid_from": c["valid_from"],
-        "stated_valid_to": c["valid_to"], "revoked": 0, "revoked_reason": None,
+        "stated_valid_to": c["valid_to"], "evidence_as_of": d.get("evidence_as_of"),
+        "revoked": 0, "revoked_reason": None,
         "support_level": None, "erased": 0,
     }  # fmt: skip
 

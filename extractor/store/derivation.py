@@ -300,4 +300,6 @@ def decision_payload(d: AdmissionDecision) -> dict[str, Any]:
         "policy_id": d.policy_id,
         "policy_version": d.policy_version,
         "input_hash": d.input_hash,
+        # Only when admission scoped the evidence: unscoped payloads stay as they were.
+        **({"evidence_as_of": d.evidence_as_of} if d.evidence_as_of is not None else {}),
     }

@@ -332,8 +332,57 @@ def s003_source_derivation(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE sources ADD COLUMN derived_from TEXT NOT NULL DEFAULT '[]'")
 
 
+def s004_read_replay(db: sqlite3.Connection) -> None:
+    """What a recorded read needs to be replayed under another read policy: the read's subject,
+    the subject its caller acted for, ``k``, its store position and the read policy's hash; per
+    item, the claim version judged, the decision, and the judge's inputs that are not in the
+    version (the evidence check's result, the independent families)."""
+    for column in (
+        "subject TEXT",
+        "acting_for TEXT",
+        "k INTEGER",
+        "store_seq INTEGER",
+        "read_policy_hash TEXT",
+    ):
+        db.execute(f"ALTER TABLE reads ADD COLUMN {column}")
+    for column in (
+        "version INTEGER",
+        "admissible INTEGER CHECK (admissible IN (0, 1))",
+        "use TEXT",
+        "excluded_by TEXT",
+        "evidence TEXT",
+        "families INTEGER",
+    ):
+        db.execute(f"ALTER TABLE read_items ADD COLUMN {column}")
+
+
+def s005_claim_evidence_scope(db: sqlite3.Connection) -> None:
+    """``claims.evidence_as_of``: the admission decision's evidence scope (the claim is evidence
+    only about the world as of then), kept from the INGEST / DERIVE event's decision."""
+    db.execute("ALTER TABLE claims ADD COLUMN evidence_as_of TEXT")
+
+
+def s006_claim_embeddings(db: sqlite3.Connection) -> None:
+    """Vectors the read path computed from claim content, one per (claim, model): derived from
+    content, so erasure deletes them with it."""
+    db.execute("""CREATE TABLE claim_embeddings (
+    claim_id TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (claim_id, model_id)
+)""")
+
+
 #: Every migration, in order. Append only.
-MIGRATIONS: list[Migration] = [s001_memory_store, s002_read_audit, s003_source_derivation]
+MIGRATIONS: list[Migration] = [
+    s001_memory_store,
+    s002_read_audit,
+    s003_source_derivation,
+    s004_read_replay,
+    s005_claim_evidence_scope,
+    s006_claim_embeddings,
+]
 
 #: Tables rebuilt from ``memory_events`` (hashed by ``state_hash``, in this order).
 PROJECTION_TABLES: dict[str, tuple[str, ...]] = {
