@@ -184,3 +184,37 @@ def test_no_read_returns_a_memory_for_a_purpose_it_forbids(
     assert [line.content for line in lines] == [i.content for i in result.items]
     excluded_other = [e for e in result.excluded if state[e.claim_id][1:3] != (tenant, subject)]
     assert excluded_other == []
+
+
+@settings(max_examples=25)
+@given(
+    tenant=st.sampled_from(["acme", "globex"]),
+    subject=st.sampled_from(["u1", "u2"]),
+    purpose=st.sampled_from(list(Capability)),
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+    as_of=st.one_of(
+        st.none(), st.datetimes(min_value=datetime(2025, 1, 1), max_value=datetime(2027, 1, 1))
+    ),
+    acting=st.booleans(),
+    k=st.integers(1, 12),
+)
+def test_replay_under_the_same_policy_reproduces_every_recorded_decision(
+    world, tenant, subject, purpose, words, as_of, acting, k
+):
+    path, transcripts, _ = world
+    caller = Caller(id="prop", acting_for=subject if acting else None)
+    with MemoryReader(path, transcripts=transcripts, clock=Clock()) as reader:
+        result = reader.read(" ".join(words), tenant=tenant, subject=subject, caller=caller,
+                             purpose=purpose, as_of=as_of, k=k)  # fmt: skip
+        report = reader.replay(result.read_id)
+    assert report.changed == []
+    assert (
+        report.admitted_replayed == report.admitted_recorded == [i.claim_id for i in result.items]
+    )
+    decided = {i.claim_id: i.decision for i in result.items}
+    for item in report.items:
+        assert item.replayed == item.recorded
+        if item.claim_id in decided:  # the full decision, rules and all
+            assert item.decision == decided[item.claim_id]
+    judged_out = {e.claim_id for e in result.excluded if e.stage in ("ADMISSIBILITY", "RELEVANCE")}
+    assert {i.claim_id for i in report.items} == set(decided) | judged_out

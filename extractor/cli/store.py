@@ -19,7 +19,7 @@ from ..hashing import canonical_json
 from ..store import DerivedClaim, MemoryStore
 from ..store.explaining import EXPORTABLE
 from ._common import EXIT_REJECTED, UnusableInput
-from .store_read import read
+from .store_read import read, read_replay
 
 DB = click.Path(path_type=Path, dir_okay=False)
 EXISTING_DB = click.Path(path_type=Path, dir_okay=False, exists=True)
@@ -59,6 +59,7 @@ def store() -> None:
 
 
 store.add_command(read)
+store.add_command(read_replay)
 
 
 @store.command("ingest")

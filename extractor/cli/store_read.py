@@ -1,15 +1,20 @@
-"""``extractor store read``: one governed read of a memory store (the read path, docs/read.md)."""
+"""``extractor store read``: one governed read of a memory store (the read path, docs/read.md);
+``extractor store read-replay``: a recorded read judged again under another read policy."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import LedgerError, PolicyError, StoreError
 from ..vocab import Capability
 from ._common import UnusableInput, _as_of
+
+if TYPE_CHECKING:
+    from ..read.replay import ItemOutcome
 
 
 @click.command("read")
@@ -123,3 +128,73 @@ def read(
         click.echo(result.text)
     for e in result.excluded:
         click.echo(f"excluded {e.claim_id}: {e.stage.value} {e.rule_id}: {e.reason}", err=True)
+
+
+@click.command("read-replay")
+@click.argument("read_id")
+@click.option(
+    "--db",
+    "db",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("memory.db"),
+    show_default=True,
+    help="The memory store file that recorded the read.",
+)
+@click.option(
+    "--read-policy",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The read-policy TOML/JSON file to judge under (default: the shipped one).",
+)
+@click.option(
+    "--ledger",
+    "ledger_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Ledger with the transcripts, for hits the replay policy newly dereferences.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole replay report as JSON.")
+def read_replay(
+    read_id: str, db: Path, read_policy: Path | None, ledger_path: Path | None, as_json: bool
+) -> None:
+    """Judge the candidates of recorded read READ_ID again under another read policy and
+    print what changes: one line per candidate whose outcome differs, then the top k before
+    and after. The claim versions judged are the ones the read saw.
+
+    \b
+    Example:
+        extractor store read-replay read_0123456789abcdef01234567 --db memory.db \\
+            --read-policy stricter.toml
+    """
+    from ..ledger import Ledger
+    from ..read import load_read_policy
+    from ..read import replay as replay_store
+
+    if not db.is_file():
+        raise UnusableInput(f"{db}: no memory store file here")
+    try:
+        policy = load_read_policy(read_policy) if read_policy else None
+        ledger = Ledger(ledger_path, create=False) if ledger_path else None
+        report = replay_store(db, read_id, policy=policy, transcripts=ledger)
+    except (StoreError, PolicyError, LedgerError) as exc:
+        raise UnusableInput(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        return
+    old, new = report.recorded_policy, report.replay_policy
+    click.echo(
+        f"{report.read_id}: {len(report.items)} candidates, {len(report.changed)} changed "
+        f"({old.id} {old.version} -> {new.id} {new.version})"
+    )
+    for item in report.items:
+        if item.changed:
+            click.echo(
+                f"  {item.claim_id}: {_outcome(item.recorded)} -> {_outcome(item.replayed)}"
+                + (" (erased since)" if item.erased_since else "")
+            )
+    click.echo(f"  top {report.k} recorded: {' '.join(report.admitted_recorded) or '-'}")
+    click.echo(f"  top {report.k} replayed: {' '.join(report.admitted_replayed) or '-'}")
+
+
+def _outcome(o: ItemOutcome) -> str:
+    if o.admissible:
+        return f"admitted as {o.use}"
+    return f"excluded by {o.excluded_by} ({o.stage.value})"

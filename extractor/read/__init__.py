@@ -12,6 +12,9 @@ Seed §8 in four stages, each its own function:
    to its original evidence before it counts (seed §10);
 4. **serialization** (:func:`serialize`): the seed's §9 forms under a token budget, escaped so
    memory text can never close or forge its wrapper.
+
+Every read is recorded; :func:`replay` judges a recorded read's candidates again under another
+read policy and reports which uses change.
 """
 
 from .embed import Embedder, HashingEmbedder, SentenceTransformerEmbedder, VectorRanker
@@ -33,7 +36,8 @@ from .models import (
 )
 from .policy import ReadPolicy, ReadPolicyDocument, load_read_policy, parse_read_policy
 from .rank import EligibleSlice, HybridRanker, LexicalRanker, Ranker, Scored
-from .reader import MemoryReader, read
+from .reader import MemoryReader, read, replay
+from .replay import ItemOutcome, PolicyRef, ReplayedItem, ReplayReport
 from .serialize import SERIALIZER_VERSION, Restrictions, parse_context, serialize
 
 __all__ = [
@@ -47,15 +51,19 @@ __all__ = [
     "ExcludedItem",
     "HashingEmbedder",
     "HybridRanker",
+    "ItemOutcome",
     "LexicalRanker",
     "MemoryReader",
     "MemoryView",
+    "PolicyRef",
     "Ranker",
     "ReadItem",
     "ReadPolicy",
     "ReadPolicyDocument",
     "ReadRequest",
     "ReadResult",
+    "ReplayReport",
+    "ReplayedItem",
     "Restrictions",
     "Risk",
     "Scored",
@@ -70,6 +78,7 @@ __all__ = [
     "parse_context",
     "parse_read_policy",
     "read",
+    "replay",
     "serialize",
     "temporal_status",
 ]

@@ -56,6 +56,7 @@ from .models import (
 )
 from .policy import ReadPolicy, load_read_policy
 from .rank import EligibleSlice, HybridRanker, LexicalRanker, Ranker
+from .replay import ReplayReport, replay_read
 from .serialize import SERIALIZER_VERSION, Serialized, TokenCounter, estimate_tokens, serialize
 from .views import Hit, load_hits
 
@@ -149,7 +150,7 @@ class MemoryReader:
             )
         now = self._clock()
         scope = Scope(tenant, subject, request.caller, request.purpose, as_of, known_at)
-        return self._read(request, scope, as_of or now.replace(tzinfo=None), now)
+        return self._read(request, scope, judged_at(as_of, now), now)
 
     def _read(
         self, request: ReadRequest, scope: Scope, as_of: datetime, now: datetime
@@ -157,6 +158,7 @@ class MemoryReader:
         db, policy = self._db, self.policy
         db.execute("BEGIN")
         try:
+            (seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM memory_events").fetchone()
             eligible = select_eligible(db, scope, policy)  # stage 1, in SQL
             judged, ranked = self._rank_and_judge(request, scope, eligible, as_of)
             db.execute("COMMIT")
@@ -175,7 +177,7 @@ class MemoryReader:
         order = list(Stage)
         result.excluded.sort(key=lambda e: (order.index(e.stage), e.rank or 0, e.claim_id))
         result.eligible_count = len(eligible) if eligible.materialized else None
-        self._record(result, now, ranked, judged, top, context.included)
+        self._record(result, now, int(seq), ranked, judged, top, context.included)
         return result
 
     def decide(
@@ -195,7 +197,7 @@ class MemoryReader:
         who = caller if isinstance(caller, Caller) else Caller(id=caller)
         use = Capability(purpose)
         scope = Scope(tenant, subject, who, use, as_of, known_at)
-        at = as_of or self._clock().replace(tzinfo=None)
+        at = judged_at(as_of, self._clock())
         rules = exclusions_of(self._db, scope, self.policy, claim_ids)
         source, params = source_sql(scope)
         eligible = [c for c, rule in rules.items() if rule is None]
@@ -211,6 +213,12 @@ class MemoryReader:
                                              stage=Stage.ELIGIBILITY, rule_id=rule,
                                              reason=RULES[rule])  # fmt: skip
         return out
+
+    def replay(self, read_id: str, *, policy: ReadPolicy | None = None) -> ReplayReport:
+        """Judge the candidates of recorded read ``read_id`` again under ``policy`` (``None``:
+        the reader's own) and report which uses change (:mod:`.replay`). Nothing is ranked or
+        recorded; the claim versions judged are the recorded ones."""
+        return replay_read(self._db, read_id, policy or self.policy, transcripts=self._cache())
 
     def _rank_and_judge(
         self, request: ReadRequest, scope: Scope, eligible: EligibleSlice, as_of: datetime
@@ -266,30 +274,42 @@ class MemoryReader:
         self,
         result: ReadResult,
         now: datetime,
+        seq: int,
         ranked: dict[str, tuple[int, float]],
         judged: list[tuple[Hit, UseDecision]],
         top: list[tuple[Hit, UseDecision]],
         serialized: tuple[str, ...],
     ) -> None:
-        """One ``reads`` row; one ``read_items`` row per claim and stage it reached."""
-        fired = {d.claim_id: json.dumps([f.rule_id for f in d.rules_fired]) for _, d in judged}
+        """One ``reads`` row; one ``read_items`` row per claim and stage it reached, each with
+        the version judged and the decision, so the read can be replayed (:mod:`.replay`)."""
+        facts = {
+            d.claim_id: (
+                json.dumps([f.rule_id for f in d.rules_fired]), h.version, int(d.admissible),
+                d.use, d.excluded_by, d.evidence.value, h.view.independent_families,
+            )
+            for h, d in judged
+        }  # fmt: skip
         rid = result.read_id
-        rows = [(rid, c, "RETRIEVED", rank, score, fired[c]) for c, (rank, score) in ranked.items()]
+        rows = [(rid, c, "RETRIEVED", n, score, *facts[c]) for c, (n, score) in ranked.items()]
         order = {h.view.claim_id: n for n, (h, _) in enumerate(top, start=1)}
-        rows += [(rid, c, "ADMITTED", n, ranked[c][1], fired[c]) for c, n in order.items()]
-        rows += [(rid, c, "SERIALIZED", order[c], ranked[c][1], fired[c]) for c in serialized]
+        rows += [(rid, c, "ADMITTED", n, ranked[c][1], *facts[c]) for c, n in order.items()]
+        rows += [(rid, c, "SERIALIZED", order[c], ranked[c][1], *facts[c]) for c in serialized]
         r, db = result.request, self._db
         db.execute("BEGIN IMMEDIATE")
         try:
             db.execute(
                 "INSERT INTO reads (read_id, at, tenant, caller, purpose, query_hash, as_of, "
-                "known_at, read_policy_id, read_policy_version) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "known_at, read_policy_id, read_policy_version, subject, acting_for, k, "
+                "store_seq, read_policy_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (rid, _iso(now), r.tenant, r.caller.id, r.purpose.value, text_hash(r.query),
-                 _naive(r.as_of), _iso(r.known_at), result.policy_id, result.policy_version),
+                 _naive(r.as_of), _iso(r.known_at), result.policy_id,
+                 result.policy_version, r.subject, r.caller.acting_for, r.k, seq,
+                 self.policy.hash),
             )  # fmt: skip
             db.executemany(
-                "INSERT INTO read_items (read_id, claim_id, stage, rank, score, rules_fired) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO read_items (read_id, claim_id, stage, rank, score, rules_fired, "
+                "version, admissible, use, excluded_by, evidence, families) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             db.execute("COMMIT")
@@ -431,8 +451,31 @@ def _iso(moment: datetime | None) -> str | None:
     return aware.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+def judged_at(as_of: datetime | None, now: datetime) -> datetime:
+    """The valid time stage 3 judges at: ``as_of`` to the second (the store's valid-time
+    precision, as ``reads.as_of`` records it), else the read's own time in UTC (``reads.at``),
+    naive -- so a recorded read can be judged again at exactly the same instant."""
+    if as_of is not None:
+        return as_of.replace(tzinfo=None, microsecond=0)
+    aware = now if now.tzinfo else now.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).replace(tzinfo=None)
+
+
 def _naive(moment: datetime | None) -> str | None:
     return None if moment is None else moment.replace(tzinfo=None).isoformat(timespec="seconds")
+
+
+def replay(
+    store: Any,
+    read_id: str,
+    *,
+    policy: ReadPolicy | None = None,
+    transcripts: TranscriptSource | None = None,
+) -> ReplayReport:
+    """Replay one recorded read under ``policy`` (``None``: the shipped one); see
+    :meth:`MemoryReader.replay`."""
+    with MemoryReader(store, transcripts=transcripts) as reader:
+        return reader.replay(read_id, policy=policy)
 
 
 def read(store: Any, query: str, **options: Any) -> ReadResult:

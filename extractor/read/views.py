@@ -62,6 +62,7 @@ class Hit:
     evidence_ref: str | None
     quote_hash: str | None
     sources_admissible: bool
+    version: int = 0
 
 
 def _scope(r: sqlite3.Row, memory_type: MemoryType) -> str | None:
@@ -112,7 +113,7 @@ def _hit(db: sqlite3.Connection, r: sqlite3.Row, known_at: str | None) -> Hit:
         claim_id=r["claim_id"],
         memory_id=r["memory_id"],
         tenant=r["tenant"],
-        subject=r["subject"],
+        subject=r["subject"] or "",  # erasure blanks it (only a replay loads erased claims)
         content=r["content"],
         memory_type=memory_type,
         kind=r["kind"] or "PROPOSITION",
@@ -137,4 +138,5 @@ def _hit(db: sqlite3.Connection, r: sqlite3.Row, known_at: str | None) -> Hit:
         evidence_ref=r["evidence_ref"],
         quote_hash=text_hash(quote) if quote else None,
         sources_admissible=bool(sources) and all(s[2] == "ACTIVE" for s in sources),
+        version=int(r["version"]),
     )
