@@ -85,6 +85,7 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "store-lineage": lambda: _store_models().Lineage,
     "read-policy": lambda: ReadPolicyDocument,
     "read-result": lambda: _read_result(),
+    "read-replay": lambda: _read_replay(),
     "store-erasure-report": lambda: _store_models().ErasureReport,
     "store-erasure-verification": lambda: _store_models().ErasureVerification,
     "store-why": lambda: _store_models().Why,
@@ -102,6 +103,12 @@ def _read_result() -> type[BaseModel]:
     from .read.models import ReadResult
 
     return ReadResult
+
+
+def _read_replay() -> type[BaseModel]:
+    from .read.replay import ReplayReport
+
+    return ReplayReport
 
 
 def _store_models() -> Any:

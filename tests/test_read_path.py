@@ -15,7 +15,7 @@ from read_store_helpers import Clock, Transcripts, candidate, conversation, hand
 from extractor import MemoryStore
 from extractor.errors import ReadDenied, StoreError
 from extractor.read import Caller, HashingEmbedder, MemoryReader, VectorRanker, parse_context
-from extractor.read.rank import EligibleSlice, LexicalRanker
+from extractor.read.rank import EligibleSlice, HybridRanker, LexicalRanker
 from extractor.vocab import Origin, VerificationState
 
 AGENT = Caller(id="agent:support")
@@ -451,3 +451,44 @@ def test_after_the_store_erases_a_conversation_no_read_returns_or_reports_its_co
     assert not any("Zelda" in i.content for i in after.items)
     assert "Zelda" not in json.dumps([e.model_dump(mode="json") for e in after.excluded])
     assert "tea" in after.text
+
+
+def test_an_erased_memory_s_vector_survives_in_no_cache_and_verify_erasure_checks_it(
+    tmp_path: Path,
+):
+    clock = Clock()
+    embedder = HashingEmbedder(64)
+    rankers: list[VectorRanker] = []
+
+    def hybrid(db):
+        rankers.append(VectorRanker(embedder, db=db))
+        return HybridRanker([LexicalRanker(db, index="claims_fts"), rankers[-1]])
+
+    def ask(reader):
+        return reader.read("Zelda Lisbon tea", tenant="acme", subject="u1", caller=USER,
+                           purpose="PERSONALIZATION")  # fmt: skip
+
+    with MemoryStore(tmp_path / "memory.db", clock=clock) as store:
+        store.ingest(pipeline("c1", "My sister's name is Zelda and I live in Lisbon."))
+        store.ingest(pipeline("c2", "I prefer tea in Lisbon."))
+        erased = {c.claim_id for c in store.claims(tenant="acme") if "Zelda" in c.content}
+        db = sqlite3.connect(store.backend.location)
+        with MemoryReader(store, clock=clock, ranker=hybrid) as reader:
+            assert "Zelda" in ask(reader).text
+            (vectors,) = rankers
+            assert erased <= vectors.cached
+            stored = {r[0] for r in db.execute("SELECT claim_id FROM claim_embeddings")}
+            assert erased <= stored  # persisted in the store file
+            report = store.erase(conversation="c1")  # through the store's own connection
+            assert set(report.erased_claims) >= erased and report.residue == []
+            left = {r[0] for r in db.execute("SELECT claim_id FROM claim_embeddings")}
+            assert not erased & left and left  # the store deleted them; the others stay
+            after = ask(reader)  # the reader sees the erasure epoch move and drops its copies
+            assert not erased & vectors.cached and "tea" in after.text
+        assert store.verify_erasure(["My sister's name is Zelda"]).embeddings_clean
+        # A vector of an erased claim left behind (say, by an older reader) is residue.
+        db.execute("INSERT INTO claim_embeddings VALUES (?, 'm', 1, x'00000000')", (min(erased),))
+        db.commit()
+        check = store.verify_erasure(["My sister's name is Zelda"])
+        assert not check.embeddings_clean and not check.clean
+        assert any("claim_embeddings" in r for r in check.residue)

@@ -118,7 +118,7 @@ def test_vector_ranker_caches_in_sqlite_and_forgets(tmp_path):
         "tea lisbon", rest, 5
     )
     assert con.execute(
-        "SELECT count(*) FROM read_embeddings WHERE claim_id = ?", (corpus[0].claim_id,)
+        "SELECT count(*) FROM claim_embeddings WHERE claim_id = ?", (corpus[0].claim_id,)
     ).fetchone() == (0,)
 
 

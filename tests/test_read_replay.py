@@ -6,6 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 from read_store_helpers import Clock, Transcripts, candidate, conversation, handmade, pipeline
@@ -18,6 +19,7 @@ from extractor.read.policy import DEFAULT_READ_POLICY_PATH
 from extractor.vocab import Origin, VerificationState
 
 AGENT = Caller(id="agent:support")
+SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 DEFAULT_TEXT = DEFAULT_READ_POLICY_PATH.read_text(encoding="utf-8")
 
 
@@ -168,6 +170,9 @@ def test_cli_read_replay(world, tmp_path: Path):
         out.output
     )
     as_json = runner.invoke(cli, ["store", "read-replay", factual.read_id, "--db", db, "--json"])
-    assert json.loads(as_json.output)["changed"] == []
+    document = json.loads(as_json.output)
+    assert document["changed"] == [] and document["admitted_replayed"] == [verified]
+    schema = json.loads((SCHEMAS / "read-replay.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(document, schema)
     missing = runner.invoke(cli, ["store", "read-replay", "read_nope", "--db", db])
     assert missing.exit_code == 2 and "no recorded read 'read_nope'" in missing.output

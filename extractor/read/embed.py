@@ -23,6 +23,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ..store.erasure import EMBEDDINGS_DDL, ERASED_CLAIMS_SQL, ERASURE_EPOCH_SQL
 from .rank import EligibleSlice, Scored, top_k
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -113,8 +114,16 @@ class VectorRanker:
     """Exact cosine similarity over the eligible slice.
 
     Vectors are computed once per (claim, model) and kept in one in-memory matrix, and in ``db``
-    (table ``read_embeddings``) when one is given, so a restarted process does not re-embed.
-    Only the slice's own texts are ever embedded.
+    (the memory store's ``claim_embeddings`` table) when one is given, so a restarted process
+    does not re-embed. Only the slice's own texts are ever embedded. A read scores the query
+    against the whole matrix in one product and keeps the eligible rows' scores: no per-read copy
+    of the slice's vectors.
+
+    A vector is derived from content, so it must not outlive an erasure: before every ranking the
+    ranker compares the store's erasure epoch (:data:`~extractor.store.erasure.ERASURE_EPOCH_SQL`,
+    on ``db`` or the slice's connection) with the one it last saw, and on a change drops the
+    vectors of every erased claim (:meth:`forget`). The store's ``erase`` deletes the persisted
+    ones itself.
     """
 
     def __init__(self, embedder: Embedder, *, db: sqlite3.Connection | None = None) -> None:
@@ -129,32 +138,52 @@ class VectorRanker:
         self._db = db
         self._row: dict[str, int] = {}
         self._matrix: Any = np.zeros((0, embedder.dim), dtype=np.float32)
+        self._size = 0  # rows of _matrix in use (it grows by doubling)
+        self._epoch: int | None = None
         if db is not None:
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS read_embeddings (claim_id TEXT NOT NULL, "
-                "model_id TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, "
-                "PRIMARY KEY (claim_id, model_id))"
-            )
+            db.execute(EMBEDDINGS_DDL)
 
     @property
     def name(self) -> str:
         return f"cosine({self._embedder.model_id})"
 
+    @property
+    def cached(self) -> frozenset[str]:
+        """The claims whose vector this ranker holds in memory."""
+        return frozenset(self._row)
+
     def rank(self, query: str, eligible: EligibleSlice, k: int) -> list[Scored]:
         if not eligible or not query.strip():
             return []
         np = self._np
+        self.sync_erasures(self._db or eligible.db)
         self.ensure(eligible)
         ids = eligible.claim_ids
         rows = np.fromiter((self._row[c] for c in ids), dtype=np.int64, count=len(ids))
         q = np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
-        scores = self._matrix[rows] @ q
+        scores = (self._matrix[: self._size] @ q)[rows]
         if len(ids) > 4 * k:  # exact: the k-th best score bounds the candidates, ties kept
             cut = np.partition(scores, len(ids) - k)[len(ids) - k]
             keep = np.nonzero(scores >= cut)[0]
         else:
             keep = np.arange(len(ids))
         return top_k((Scored(ids[i], float(scores[i])) for i in keep), k)
+
+    def sync_erasures(self, db: sqlite3.Connection | None) -> list[str]:
+        """Drop the vectors of claims the store erased since the last call; returns them."""
+        if db is None:
+            return []
+        try:
+            (epoch,) = db.execute(ERASURE_EPOCH_SQL).fetchone()
+        except sqlite3.OperationalError:  # not a memory store: nothing is ever erased here
+            return []
+        if epoch == self._epoch:
+            return []
+        erased = [str(r[0]) for r in db.execute(ERASED_CLAIMS_SQL)]
+        gone = [c for c in erased if c in self._row]
+        self.forget(gone)
+        self._epoch = int(epoch)
+        return gone
 
     def ensure(self, eligible: EligibleSlice) -> int:
         """Embed the slice's claims that have no vector yet; returns how many were embedded."""
@@ -171,7 +200,7 @@ class VectorRanker:
         if self._db is not None:
             model, np = self._embedder.model_id, self._np
             self._db.executemany(
-                "INSERT OR REPLACE INTO read_embeddings VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO claim_embeddings VALUES (?, ?, ?, ?)",
                 [(c, model, len(v), np.asarray(v, dtype=np.float32).tobytes())
                  for c, v in fresh.items()],
             )  # fmt: skip
@@ -181,10 +210,15 @@ class VectorRanker:
         if not vectors:
             return
         np = self._np
-        start = len(self._row)
+        need = self._size + len(vectors)
+        if need > len(self._matrix):
+            grown = np.zeros((max(need, 2 * len(self._matrix)), self._embedder.dim), np.float32)
+            grown[: self._size] = self._matrix[: self._size]
+            self._matrix = grown
         block = np.asarray([vectors[c] for c in vectors], dtype=np.float32)
-        self._matrix = np.concatenate([self._matrix, block])
-        self._row.update({c: start + i for i, c in enumerate(vectors)})
+        self._matrix[self._size : need] = block
+        self._row.update({c: self._size + i for i, c in enumerate(vectors)})
+        self._size = need
 
     def _load(self, claim_ids: list[str]) -> dict[str, Any]:
         assert self._db is not None
@@ -193,7 +227,7 @@ class VectorRanker:
             chunk = claim_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for claim_id, blob in self._db.execute(
-                f"SELECT claim_id, vector FROM read_embeddings WHERE model_id = ? "
+                f"SELECT claim_id, vector FROM claim_embeddings WHERE model_id = ? "
                 f"AND claim_id IN ({marks})",
                 (model, *chunk),
             ):
@@ -201,15 +235,17 @@ class VectorRanker:
         return out
 
     def forget(self, claim_ids: Sequence[str]) -> None:
-        """Drop vectors (an erased claim's vector must not outlive its content)."""
+        """Drop vectors, in memory and in ``db`` (an erased claim's vector must not outlive its
+        content). The matrix is rebuilt without them, so no row of it still holds one."""
         gone = {c for c in claim_ids if c in self._row}
         if gone:
             np = self._np
             keep = [c for c in self._row if c not in gone]
             rows = np.fromiter((self._row[c] for c in keep), dtype=np.int64, count=len(keep))
-            self._matrix = self._matrix[rows]
+            self._matrix = np.ascontiguousarray(self._matrix[rows])
+            self._size = len(keep)
             self._row = {c: i for i, c in enumerate(keep)}
-        if self._db is not None:
+        if self._db is not None and claim_ids:
             self._db.executemany(
-                "DELETE FROM read_embeddings WHERE claim_id = ?", ((c,) for c in claim_ids)
+                "DELETE FROM claim_embeddings WHERE claim_id = ?", ((c,) for c in claim_ids)
             )

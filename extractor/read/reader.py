@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from ..errors import ReadDenied, StoreError
 from ..hashing import text_hash
+from ..store.migrations import migration_names
 from ..vocab import Capability
 from .eligibility import (
     RULES,
@@ -76,9 +77,10 @@ class MemoryReader:
 
     ``store`` is a :class:`~extractor.store.MemoryStore` on a SQLite file, or the file's path;
     the reader opens its own connection to it. ``policy`` is a :class:`ReadPolicy` (``None``:
-    the shipped one). ``embedder`` adds exact-cosine ranking fused with BM25; ``ranker``
-    replaces ranking altogether (called with the reader's connection). ``transcripts``
-    (e.g. an :class:`extractor.ledger.Ledger`) lets high-risk reads dereference evidence.
+    the shipped one). ``embedder`` adds exact-cosine ranking fused with BM25 (vectors kept in
+    the store's ``claim_embeddings``, dropped on erasure); ``ranker`` replaces ranking
+    altogether (called with the reader's connection). ``transcripts`` (e.g. an
+    :class:`extractor.ledger.Ledger`) lets high-risk reads dereference evidence.
     """
 
     def __init__(
@@ -98,8 +100,16 @@ class MemoryReader:
             self._db.execute("PRAGMA busy_timeout = 60000")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute("SELECT 1 FROM memory_current LIMIT 0")
+            done = {r[0] for r in self._db.execute("SELECT name FROM store_migrations")}
         except sqlite3.Error as exc:
             raise StoreError(f"{path}: not a readable memory store ({exc})") from None
+        pending = [name for name in migration_names() if name not in done]
+        if pending:
+            self._db.close()
+            raise StoreError(
+                f"{path}: the memory store lacks migration {pending[0]}; open it once with "
+                "MemoryStore (or any extractor store command) to migrate it"
+            )
         self.policy = policy or load_read_policy()
         self._ranker = _ranker(self._db, embedder, ranker)
         self._transcripts = transcripts
@@ -429,7 +439,7 @@ def _ranker(
     lexical = LexicalRanker(db, index="claims_fts")
     if embedder is None:
         return lexical
-    return HybridRanker([lexical, VectorRanker(embedder)])
+    return HybridRanker([lexical, VectorRanker(embedder, db=db)])
 
 
 def _store_path(store: Any) -> str:

@@ -76,6 +76,10 @@ class Backend(Protocol):
 
     def index_consistent(self) -> bool: ...
 
+    def delete_vectors(self, claim_ids: Iterable[str]) -> int: ...
+
+    def erased_vectors(self) -> list[str]: ...
+
     def files(self) -> list[Path]: ...
 
 
@@ -360,6 +364,29 @@ class SQLiteBackend:
             except sqlite3.DatabaseError:
                 return False
         return True
+
+    def delete_vectors(self, claim_ids: Iterable[str]) -> int:
+        """Delete the read path's vectors (``claim_embeddings``) of these claims."""
+        ids = sorted(set(claim_ids))
+        removed = 0
+        with self._lock, self._errors("write"):
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                cursor = self._db.execute(
+                    f"DELETE FROM claim_embeddings WHERE claim_id IN ({marks})", chunk
+                )
+                removed += int(cursor.rowcount)
+        return removed
+
+    def erased_vectors(self) -> list[str]:
+        """Claims with a vector left in ``claim_embeddings`` although erased (or gone)."""
+        rows = self.execute(
+            "SELECT DISTINCT e.claim_id FROM claim_embeddings AS e LEFT JOIN claims AS c "
+            "ON c.claim_id = e.claim_id WHERE c.claim_id IS NULL OR c.erased != 0 "
+            "ORDER BY e.claim_id"
+        )
+        return [str(r["claim_id"]) for r in rows]
 
     def files(self) -> list[Path]:
         if self.location == ":memory:":

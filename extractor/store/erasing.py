@@ -46,6 +46,8 @@ class Erasing(StoreCore):
         ``ledger`` and ``cache_dir``, from the ledger's transcripts and JSON and the response
         cache. Dependents that only relied on the erased claims are revalidated. Then scans
         every file for the erased strings (:class:`ErasureReport.residue`, empty when clean).
+        The read path's vectors of the erased claims (``claim_embeddings``) are deleted too, and
+        a reader drops its in-memory copies at its next read (it watches :meth:`erasure_epoch`).
         """
         kind, value = _selector(subject, conversation, memory_id, source)
         with self.backend.transaction():
@@ -70,6 +72,8 @@ class Erasing(StoreCore):
             assert seq is not None
             erasure_id = self._name_erasure(seq)
             self._replay()
+            # Vectors the read path computed from the content go with it (claim_embeddings).
+            self.backend.delete_vectors(claims)
         self.backend.compact()
         return self._after_erasure(
             erasure_id, seq, kind, claims, roots, dependents, redacted, strings,
@@ -200,16 +204,20 @@ class Erasing(StoreCore):
     ) -> ErasureVerification:
         """Look for each string (at least 6 characters), byte for byte, as UTF-8 and as escaped
         in JSON, in the store's file, WAL and shared memory, the ledger's and the cache's files;
-        and check that the FTS index holds exactly the current content."""
+        and check that the FTS index holds exactly the current content and that no vector of an
+        erased claim is left in ``claim_embeddings``."""
         files = self.backend.files()
         if ledger is not None:
             files += files_of(Path(ledger))
         files += cache_files(None if cache_dir is None else Path(cache_dir))
         residue = scan(files, strings)
         consistent = self.backend.index_consistent()
+        vectors = self.backend.erased_vectors()
+        residue += [f"claim_embeddings: a vector of erased claim {c!r}" for c in vectors]
         return ErasureVerification(
             strings=len(scannable(strings)), files_scanned=[str(f) for f in files],
-            residue=residue, index_consistent=consistent, clean=not residue and consistent,
+            residue=residue, index_consistent=consistent, embeddings_clean=not vectors,
+            clean=not residue and consistent,
         )  # fmt: skip
 
 

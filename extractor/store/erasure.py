@@ -29,6 +29,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+#: The store's erasure epoch: it changes with every erasure (the last ERASE event's seq), so a
+#: cache of anything derived from content (the read path's vectors) can tell when to look for
+#: erased claims, on any connection, without a callback.
+ERASURE_EPOCH_SQL = "SELECT COALESCE(MAX(cause_seq), 0) FROM erasures"
+#: Every erased claim (content gone, kept as a tombstone).
+ERASED_CLAIMS_SQL = "SELECT claim_id FROM claims WHERE erased != 0"
+#: The vectors of claim content (the read path's); migration ``s006_claim_embeddings``.
+EMBEDDINGS_DDL = """CREATE TABLE IF NOT EXISTS claim_embeddings (
+    claim_id TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (claim_id, model_id)
+)"""
+
 #: Payload fields that hold content, blanked in the events of erased claims.
 CONTENT_FIELDS = ("content", "quote", "content_hash", "hedges", "key")
 

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from ..errors import StoreError
+from .erasure import EMBEDDINGS_DDL
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -365,13 +366,7 @@ def s005_claim_evidence_scope(db: sqlite3.Connection) -> None:
 def s006_claim_embeddings(db: sqlite3.Connection) -> None:
     """Vectors the read path computed from claim content, one per (claim, model): derived from
     content, so erasure deletes them with it."""
-    db.execute("""CREATE TABLE claim_embeddings (
-    claim_id TEXT NOT NULL,
-    model_id TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (claim_id, model_id)
-)""")
+    db.execute(EMBEDDINGS_DDL)
 
 
 #: Every migration, in order. Append only.

@@ -280,6 +280,9 @@ class ErasureVerification(_Record):
     files_scanned: list[str]
     residue: list[str]
     index_consistent: bool = Field(description="FTS5 integrity-check passed.")
+    embeddings_clean: bool = Field(
+        default=True, description="No vector of an erased claim is left in claim_embeddings."
+    )
     clean: bool
 
 
