@@ -1,11 +1,11 @@
 """docs/read.md stays true: every shipped read-policy rule, stage-1 rule and CLI option of
-``extractor store read`` is documented."""
+``extractor store read`` and ``extractor store read-replay`` is documented."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from extractor.cli.store_read import read
+from extractor.cli.store_read import read, read_replay
 from extractor.read import load_read_policy
 from extractor.read.eligibility import RULES
 
@@ -23,7 +23,7 @@ def test_every_stage_one_rule_is_documented():
 
 
 def test_every_cli_option_is_documented():
-    for param in read.params:
+    for param in [*read.params, *read_replay.params]:
         for opt in getattr(param, "opts", []):
             if opt.startswith("-"):
                 assert opt in DOC, opt
