@@ -36,6 +36,7 @@ from extractor.read import Caller, HashingEmbedder, MemoryReader
 from extractor.vocab import CandidateKind, MemoryType, Origin, VerificationState
 
 PER_CONVERSATION = 1000
+RANKERS = ("lexical", "hybrid")
 KINDS = [
     {
         "origin_kind": Origin.USER,
@@ -117,6 +118,10 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--store-dir", type=Path, default=None, help="keep and reuse the stores")
+    parser.add_argument(
+        "--purposes", nargs="+", default=["PERSONALIZATION", "FACTUAL_EVIDENCE"], help="to read for"
+    )
+    parser.add_argument("--rankers", nargs="+", default=["lexical", "hybrid"], choices=RANKERS)
     args = parser.parse_args()
     rng = random.Random(0)
     words = sorted(
@@ -136,6 +141,7 @@ def main() -> int:
         path = workdir / f"memory-{n}.db"
         transcripts = Transcripts()
         if path.exists():
+            MemoryStore(path).close()  # applies any newer store migration
             populate(None, transcripts, "big", n, rng, words)
             populate(None, transcripts, "other", max(1, n // 10), rng, words)
             row: dict[str, object] = {"memories": n, "ingest_s": "reused"}
@@ -144,11 +150,10 @@ def main() -> int:
                 ingest_s = populate(store, transcripts, "big", n, rng, words)
                 populate(store, transcripts, "other", max(1, n // 10), rng, words)
             row = {"memories": n, "ingest_s": round(ingest_s, 1)}
-        for purpose in ("PERSONALIZATION", "FACTUAL_EVIDENCE"):
-            row[f"lexical {purpose}"] = measure(path, transcripts, queries, purpose, None)
-            row[f"hybrid {purpose}"] = measure(
-                path, transcripts, queries, purpose, HashingEmbedder(256)
-            )
+        for purpose in args.purposes:
+            for ranker in args.rankers:
+                embedder = HashingEmbedder(256) if ranker == "hybrid" else None
+                row[f"{ranker} {purpose}"] = measure(path, transcripts, queries, purpose, embedder)
         print(row, flush=True)
     return 0
 

@@ -492,3 +492,23 @@ def test_an_erased_memory_s_vector_survives_in_no_cache_and_verify_erasure_check
         check = store.verify_erasure(["My sister's name is Zelda"])
         assert not check.embeddings_clean and not check.clean
         assert any("claim_embeddings" in r for r in check.residue)
+
+
+def test_a_reader_that_keeps_the_eligible_slice_sees_every_change_of_the_store(tmp_path: Path):
+    clock = Clock()
+    with MemoryStore(tmp_path / "memory.db", clock=clock) as store:
+        _, q_id, v_id = _exercise5(store)
+        with MemoryReader(store, clock=clock, embedder=HashingEmbedder(64)) as reader:
+
+            def ids():
+                result = reader.read("Q3 revenue million", tenant="acme", subject="u1",
+                                     caller=AGENT, purpose="PERSONALIZATION")  # fmt: skip
+                return [i.claim_id for i in result.items], result.eligible_count
+
+            assert ids() == ids()  # the second read reuses the slice: same answer
+            assert set(ids()[0]) == {q_id, v_id}
+            store.revoke(q_id, reason="retracted")  # another connection writes
+            assert ids() == ([v_id], 1)
+            store.ingest(pipeline("later", "Q3 revenue was $44 million, my manager said."))
+            found, count = ids()
+            assert v_id in found and len(found) > 1 and count == len(found)

@@ -1,8 +1,9 @@
 """Stage 1, eligibility: access before relevance, in SQL, on the memory store's published views.
 
 Runs before any ranking, so an ineligible memory never reaches a ranker, a log or a reranker
-(seed §8). One SQL statement copies the eligible claim ids into ``temp.read_eligible``; the
-ranker reads that table (lexical) or the slice's texts (vectors), nothing else. Rules, in the
+(seed §8). The lexical ranker applies the stage-1 predicate inside its own FTS statement; a
+ranker that needs the ids (vectors) gets them from one ``SELECT`` (the reader keeps them while
+the store does not change), and the texts of those ids only. Rules, in the
 order an exclusion is attributed:
 
 ============================  =================================================================
@@ -120,20 +121,32 @@ def exclusion_case(scope: Scope, policy: ReadPolicy) -> tuple[str, list[object]]
     return sql, params
 
 
-def select_eligible(db: sqlite3.Connection, scope: Scope, policy: ReadPolicy) -> EligibleSlice:
+def select_eligible(
+    db: sqlite3.Connection,
+    scope: Scope,
+    policy: ReadPolicy,
+    *,
+    ids: tuple[str, ...] | None = None,
+) -> EligibleSlice:
     """The eligible slice of ``scope``, defined in SQL: nothing is selected until a ranker asks
-    (a lexical ranker applies the same SQL inside its own statement)."""
+    (a lexical ranker applies the same SQL inside its own statement). ``ids``: the slice's ids
+    when the caller already selected them with the same SQL on the same store state."""
     source, source_params = source_sql(scope)
     case, case_params = exclusion_case(scope, policy)
     where = f"tenant = ? AND subject = ? AND ({case}) IS NULL"
     spec = SliceSQL(
-        source, tuple(source_params), where, (scope.tenant, scope.subject, *case_params)
+        source,
+        tuple(source_params),
+        where,
+        (scope.tenant, scope.subject, *case_params),
+        narrow="claim_id IN (SELECT claim_id FROM claims WHERE tenant = ? AND subject = ?)",
+        narrow_params=(scope.tenant, scope.subject),
     )
 
     def read_texts(claim_ids: Sequence[str]) -> dict[str, str]:
         return _texts(db, claim_ids)
 
-    return EligibleSlice(None, read_texts, db=db, sql=spec)
+    return EligibleSlice(ids, read_texts, db=db, sql=spec)
 
 
 def _texts(db: sqlite3.Connection, claim_ids: Sequence[str]) -> dict[str, str]:

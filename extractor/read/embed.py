@@ -140,6 +140,8 @@ class VectorRanker:
         self._matrix: Any = np.zeros((0, embedder.dim), dtype=np.float32)
         self._size = 0  # rows of _matrix in use (it grows by doubling)
         self._epoch: int | None = None
+        self._generation = 0  # bumped whenever rows move (forget)
+        self._rows: tuple[tuple[str, ...], int, Any] | None = None
         if db is not None:
             db.execute(EMBEDDINGS_DDL)
 
@@ -157,9 +159,13 @@ class VectorRanker:
             return []
         np = self._np
         self.sync_erasures(self._db or eligible.db)
-        self.ensure(eligible)
         ids = eligible.claim_ids
-        rows = np.fromiter((self._row[c] for c in ids), dtype=np.int64, count=len(ids))
+        if self._rows is not None and self._rows[0] is ids and self._rows[1] == self._generation:
+            rows = self._rows[2]  # the same slice as the last read (the reader keeps it)
+        else:
+            self.ensure(eligible)
+            rows = np.fromiter((self._row[c] for c in ids), dtype=np.int64, count=len(ids))
+            self._rows = (ids, self._generation, rows)
         q = np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
         scores = (self._matrix[: self._size] @ q)[rows]
         if len(ids) > 4 * k:  # exact: the k-th best score bounds the candidates, ties kept
@@ -245,6 +251,8 @@ class VectorRanker:
             self._matrix = np.ascontiguousarray(self._matrix[rows])
             self._size = len(keep)
             self._row = {c: i for i, c in enumerate(keep)}
+            self._generation += 1
+            self._rows = None
         if self._db is not None and claim_ids:
             self._db.executemany(
                 "DELETE FROM claim_embeddings WHERE claim_id = ?", ((c,) for c in claim_ids)

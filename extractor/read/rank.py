@@ -46,15 +46,19 @@ class SliceSQL:
     source_params: tuple[object, ...]
     where: str
     params: tuple[object, ...]
+    #: A predicate implied by ``where`` that lets SQLite start from an index when it selects
+    #: the ids (``claims (tenant, subject)``), instead of from every current version.
+    narrow: str = "1"
+    narrow_params: tuple[object, ...] = ()
 
 
 class EligibleSlice:
     """The claims that passed stage 1: their ids, and a way to read *their* text only.
 
     A slice is either given its ids (tests, callers with their own stage 1) or defined by
-    ``sql`` on ``db`` (the read path's stage 1); then the ids are materialized -- in SQL, into
-    ``temp.read_eligible`` -- only when a ranker asks for them, and a lexical ranker on the same
-    connection applies ``sql`` inside its own statement instead.
+    ``sql`` on ``db`` (the read path's stage 1); then the ids are selected in SQL only when a
+    ranker asks for them, and a lexical ranker on the same connection applies ``sql`` inside
+    its own statement instead (another lexical ranker joins them in ``temp.read_eligible``).
     """
 
     def __init__(
@@ -79,20 +83,17 @@ class EligibleSlice:
             assert self.db is not None
             assert self.sql is not None
             spec = self.sql
-            self.db.execute(ELIGIBLE_DDL)
-            self.db.execute(f"DELETE FROM {ELIGIBLE_TABLE}")
-            self.db.execute(
-                f"INSERT INTO {ELIGIBLE_TABLE} (claim_id) SELECT claim_id FROM {spec.source} "
-                f"WHERE {spec.where}",
-                [*spec.source_params, *spec.params],
+            rows = self.db.execute(
+                f"SELECT claim_id FROM {spec.source} WHERE {spec.narrow} AND {spec.where} "
+                "ORDER BY claim_id",
+                [*spec.source_params, *spec.narrow_params, *spec.params],
             )
-            rows = self.db.execute(f"SELECT claim_id FROM {ELIGIBLE_TABLE} ORDER BY claim_id")
             self._ids = tuple(r[0] for r in rows)
         return self._ids
 
     @property
     def materialized(self) -> bool:
-        """True once the ids were selected (and ``temp.read_eligible`` holds them)."""
+        """True once the ids were selected (or given)."""
         return self._ids is not None
 
     def __len__(self) -> int:
@@ -209,9 +210,7 @@ class LexicalRanker:
             )
             params: list[object] = [*spec.source_params, match, *spec.params, k]
         else:
-            ids = eligible.claim_ids  # materialized in SQL on the slice's own connection
-            if not same:
-                fill_eligible(self._db, ids)
+            fill_eligible(self._db, eligible.claim_ids)  # the ids only, selected by stage 1
             sql = OWN_INDEX_SQL if self._index == "read_fts" else STORE_INDEX_SQL
             params = [match, k]
         rows = self._db.execute(sql, params).fetchall()

@@ -31,27 +31,29 @@ from .models import MemoryView
 #: Evidence known at a system time (``?`` = known_at, or NULL for everything recorded).
 _KNOWN = "(? IS NULL OR (SELECT ev.at FROM memory_events AS ev WHERE ev.seq = e.cause_seq) <= ?)"
 
-#: Independent source families of a claim, as the store's ``corroboration`` counts them: the
-#: distinct families of the ACTIVE sources of its evidence (never chunks, URLs or paraphrases);
-#: for a derived claim, of its underived ancestors along required derivation edges.
-_FAMILIES = f"""WITH RECURSIVE lineage (claim_id) AS (
-    SELECT ?
+#: Independent source families of each hit (``json_each(?)``: the hits' claim ids), as the
+#: store's ``corroboration`` counts them: the distinct families of the ACTIVE sources of its
+#: evidence (never chunks, URLs or paraphrases); for a derived claim, of its underived
+#: ancestors along required derivation edges.
+_FAMILIES = f"""WITH RECURSIVE lineage (hit, claim_id) AS (
+    SELECT value, value FROM json_each(?)
     UNION
-    SELECT d.parent_claim_id FROM derivations AS d JOIN lineage AS l
+    SELECT l.hit, d.parent_claim_id FROM derivations AS d JOIN lineage AS l
         ON d.child_claim_id = l.claim_id WHERE d.required = 1
-), roots (claim_id) AS (
-    SELECT l.claim_id FROM lineage AS l WHERE NOT EXISTS (
+), roots (hit, claim_id) AS (
+    SELECT l.hit, l.claim_id FROM lineage AS l WHERE NOT EXISTS (
         SELECT 1 FROM derivations AS d WHERE d.child_claim_id = l.claim_id AND d.required = 1)
 )
-SELECT COUNT(DISTINCT COALESCE(f.family_id, s.source_id)) FROM roots AS r
+SELECT r.hit, COUNT(DISTINCT COALESCE(f.family_id, s.source_id)) FROM roots AS r
 JOIN evidence AS e ON e.claim_id = r.claim_id
 JOIN sources AS s ON s.source_id = e.source_id AND s.status = 'ACTIVE'
 LEFT JOIN source_families AS f ON f.source_id = s.source_id
-WHERE {_KNOWN}"""
+WHERE {_KNOWN} GROUP BY r.hit"""
 
-_SOURCES = f"""SELECT s.source_id, s.uri, s.status FROM evidence AS e
-JOIN sources AS s ON s.source_id = e.source_id WHERE e.claim_id = ? AND {_KNOWN}
-ORDER BY e.evidence_id"""
+_SOURCES = f"""SELECT e.claim_id, s.source_id, s.uri, s.status FROM evidence AS e
+JOIN sources AS s ON s.source_id = e.source_id
+WHERE e.claim_id IN (SELECT value FROM json_each(?)) AND {_KNOWN}
+ORDER BY e.claim_id, e.evidence_id"""
 
 
 @dataclass(frozen=True)
@@ -100,13 +102,19 @@ def load_hits(
         rows = db.execute(sql, [*params, *claim_ids]).fetchall()
     finally:
         db.row_factory = None
-    return {str(r["claim_id"]): _hit(db, r, known_at) for r in rows}
+    ids = json.dumps([str(r["claim_id"]) for r in rows])
+    families = dict(db.execute(_FAMILIES, (ids, known_at, known_at)).fetchall())
+    sources: dict[str, list[tuple[str, str | None, str]]] = {}
+    for claim_id, source_id, uri, status in db.execute(_SOURCES, (ids, known_at, known_at)):
+        sources.setdefault(claim_id, []).append((source_id, uri, status))
+    return {
+        str(r["claim_id"]): _hit(r, sources.get(r["claim_id"], []), families.get(r["claim_id"], 0))
+        for r in rows
+    }
 
 
-def _hit(db: sqlite3.Connection, r: sqlite3.Row, known_at: str | None) -> Hit:
+def _hit(r: sqlite3.Row, sources: list[tuple[str, str | None, str]], families: int) -> Hit:
     flags = _uses(r["flags"])
-    sources = db.execute(_SOURCES, (r["claim_id"], known_at, known_at)).fetchall()
-    families = db.execute(_FAMILIES, (r["claim_id"], known_at, known_at)).fetchone()[0]
     label = next((str(uri or sid) for sid, uri, status in sources if status == "ACTIVE"), None)
     memory_type = MemoryType(r["memory_type"])
     view = MemoryView(

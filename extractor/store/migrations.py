@@ -369,6 +369,12 @@ def s006_claim_embeddings(db: sqlite3.Connection) -> None:
     db.execute(EMBEDDINGS_DDL)
 
 
+def s007_claims_by_subject(db: sqlite3.Connection) -> None:
+    """An index on ``claims (tenant, subject)``: the read path's stage 1 selects one subject's
+    claims of one tenant; without it every read scanned every current version of the store."""
+    db.execute("CREATE INDEX idx_claims_tenant_subject ON claims (tenant, subject)")
+
+
 #: Every migration, in order. Append only.
 MIGRATIONS: list[Migration] = [
     s001_memory_store,
@@ -377,6 +383,7 @@ MIGRATIONS: list[Migration] = [
     s004_read_replay,
     s005_claim_evidence_scope,
     s006_claim_embeddings,
+    s007_claims_by_subject,
 ]
 
 #: Tables rebuilt from ``memory_events`` (hashed by ``state_hash``, in this order).
