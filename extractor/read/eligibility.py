@@ -141,6 +141,11 @@ def select_eligible(
         (scope.tenant, scope.subject, *case_params),
         narrow="claim_id IN (SELECT claim_id FROM claims WHERE tenant = ? AND subject = ?)",
         narrow_params=(scope.tenant, scope.subject),
+        # Starting from the subject's index entries pays unless the subject holds most claims
+        # (measured at 100k: 2.3 s instead of 1.4 s for a subject that is the whole tenant).
+        narrow_when="SELECT (SELECT COUNT(*) FROM claims WHERE tenant = ? AND subject = ?) * 2 "
+        "< (SELECT COALESCE(MAX(claim_rowid), 0) FROM claims)",
+        narrow_when_params=(scope.tenant, scope.subject),
     )
 
     def read_texts(claim_ids: Sequence[str]) -> dict[str, str]:

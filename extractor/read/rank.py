@@ -50,6 +50,10 @@ class SliceSQL:
     #: the ids (``claims (tenant, subject)``), instead of from every current version.
     narrow: str = "1"
     narrow_params: tuple[object, ...] = ()
+    #: A query answering whether ``narrow`` pays (it costs more than it saves when the subject
+    #: holds most of the store); ``None``: always use it.
+    narrow_when: str | None = None
+    narrow_when_params: tuple[object, ...] = ()
 
 
 class EligibleSlice:
@@ -83,10 +87,14 @@ class EligibleSlice:
             assert self.db is not None
             assert self.sql is not None
             spec = self.sql
+            narrow, narrow_params = spec.narrow, spec.narrow_params
+            if spec.narrow_when is not None:
+                (pays,) = self.db.execute(spec.narrow_when, spec.narrow_when_params).fetchone()
+                narrow, narrow_params = (narrow, narrow_params) if pays else ("1", ())
             rows = self.db.execute(
-                f"SELECT claim_id FROM {spec.source} WHERE {spec.narrow} AND {spec.where} "
+                f"SELECT claim_id FROM {spec.source} WHERE {narrow} AND {spec.where} "
                 "ORDER BY claim_id",
-                [*spec.source_params, *spec.narrow_params, *spec.params],
+                [*spec.source_params, *narrow_params, *spec.params],
             )
             self._ids = tuple(r[0] for r in rows)
         return self._ids
