@@ -106,7 +106,7 @@ def test_a_blank_file_gets_exactly_the_named_migrations_and_tables(tmp_path: Pat
                 "s004_read_replay",
                 "s005_claim_evidence_scope",
                 "s006_claim_embeddings",
-                "s007_claims_by_subject",
+                "s009_claims_by_subject",
             ]
         )
     db = sqlite3.connect(tmp_path / "m.db")

@@ -369,7 +369,7 @@ def s006_claim_embeddings(db: sqlite3.Connection) -> None:
     db.execute(EMBEDDINGS_DDL)
 
 
-def s007_claims_by_subject(db: sqlite3.Connection) -> None:
+def s009_claims_by_subject(db: sqlite3.Connection) -> None:
     """An index on ``claims (tenant, subject)``: the read path's stage 1 selects one subject's
     claims of one tenant; without it every read scanned every current version of the store."""
     db.execute("CREATE INDEX idx_claims_tenant_subject ON claims (tenant, subject)")
@@ -383,7 +383,7 @@ MIGRATIONS: list[Migration] = [
     s004_read_replay,
     s005_claim_evidence_scope,
     s006_claim_embeddings,
-    s007_claims_by_subject,
+    s009_claims_by_subject,
 ]
 
 #: Tables rebuilt from ``memory_events`` (hashed by ``state_hash``, in this order).
