@@ -238,3 +238,18 @@ def test_a_time_and_a_pronoun_claim_nothing(text: str) -> None:
 
 def test_a_time_with_a_claim_still_yields_it() -> None:
     assert claims_of("Next month I start at the bakery.") != []
+
+
+def test_a_claim_is_never_widened_over_a_picture() -> None:
+    # hypothesis: "They say I'm not certain." was widened back over the [image] part before it,
+    # and the gate rejected the span (SPAN_QUOTES_PLACEHOLDER)
+    parts = [
+        {"type": "text", "text": "I live in Porto."},
+        {"type": "image_url", "image_url": {"url": "https://example.com/x.png"}},
+        {"type": "text", "text": "They say I'm not certain."},
+    ]
+    conv = conversation_from_data({"id": "c", "messages": [{"role": "user", "content": parts}]})
+    message = conv.messages[0]
+    for c in offline_extract(conv)["candidates"]:
+        start, end = c["span"]["start"], c["span"]["end"]
+        assert all(end <= lo or hi <= start for lo, hi in message.placeholder_ranges), c

@@ -560,6 +560,8 @@ def _widened(piece: Piece, message: Message, lead: int | None) -> Piece | None:
     before = message.text[lead : piece.start].strip()
     if not before or needs_the_chat(before) or has_placeholder(before):
         return None
+    if any(lo < piece.start and lead < hi for lo, hi in message.placeholder_ranges):
+        return None  # a picture (a non-text part) between them: never quoted, never widened over
     if is_question(before.rstrip()) or before.rstrip().endswith("?"):
         return None
     wide = Piece(lead, piece.end, message.text[lead : piece.end])
