@@ -253,3 +253,13 @@ def test_a_claim_is_never_widened_over_a_picture() -> None:
     for c in offline_extract(conv)["candidates"]:
         start, end = c["span"]["start"], c["span"]["end"]
         assert all(end <= lo or hi <= start for lo, hi in message.placeholder_ranges), c
+
+
+def test_a_relative_time_is_dated_only_where_it_stands_as_words() -> None:
+    # hypothesis: "ALAST WEEK:LAST WEEK" had the "LAST WEEK" inside "ALAST" replaced by dates,
+    # making up the name "Abetween" that the gate rejects
+    conv = conversation_from_data({"id": "c", "messages": [
+        {"role": "user", "content": "MY:ALAST WEEK:LAST WEEK", "timestamp": "2024-05-10T12:00:00"}
+    ]})  # fmt: skip
+    for c in offline_extract(conv)["candidates"]:
+        assert "Abetween" not in c["content"] and "abetween" not in c["content"], c

@@ -288,7 +288,7 @@ def dated(content: str, temporal: TemporalScope, anchor: datetime | None) -> str
     if resolve(expression, None) is not None:
         return content
     res = resolve(expression, anchor)
-    at = re.search(re.escape(expression), content, re.IGNORECASE)
+    at = re.search(rf"(?<!\w){re.escape(expression)}(?!\w)", content, re.IGNORECASE)
     if res is None or res.valid_from is None or at is None:
         return content
     start, end = res.valid_from, res.valid_to
