@@ -235,3 +235,14 @@ def build_extractor(o: Mapping[str, Any]) -> Extractor:
         raise UnusableInput(str(exc)) from None
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+
+
+def no_subject_note(count: int, fix: str) -> str:
+    """What to tell a user whose memories were stored with no subject (the read path reads one
+    subject at a time, so it never reads them)."""
+    return (
+        f"note: {count} memories were stored without a subject (their conversations carry no "
+        f"metadata.user_id): 'extractor store read --subject S' never reads them. Give the "
+        f"subject with {fix} or metadata.user_id in each conversation, when they are first "
+        "ingested (a stored memory keeps its subject)."
+    )

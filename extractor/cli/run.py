@@ -17,7 +17,7 @@ from ..formats import AUTO, FORMAT_NAMES
 from ..heap import tune_collector
 from ..results import ConversationResult
 from ..summary import ProgressBar, RunSummary, render_summary, show_progress
-from ._common import UnusableInput, build_extractor, extractor_options
+from ._common import UnusableInput, build_extractor, extractor_options, no_subject_note
 
 
 class _Progress(BatchObserver):
@@ -225,9 +225,12 @@ class _StoreIngest(BatchObserver):
 
     def __init__(self, store: Any) -> None:
         self.store = store
+        self.without_subject = 0
 
     def on_result(self, result: ConversationResult, conversation: Conversation) -> None:
-        self.store.ingest(result)
+        report = self.store.ingest(result)
+        if report.subject is None:
+            self.without_subject += len(report.stored)
 
 
 @contextlib.contextmanager
@@ -238,7 +241,11 @@ def _store(path: Path | None) -> Iterator[list[BatchObserver]]:
     from ..store import MemoryStore
 
     with MemoryStore(path) as store:
-        yield [_StoreIngest(store)]
+        observer = _StoreIngest(store)
+        yield [observer]
+    if observer.without_subject:
+        print(no_subject_note(observer.without_subject, "extractor run --subject S"),
+              file=sys.stderr)  # fmt: skip
 
 
 @contextlib.contextmanager

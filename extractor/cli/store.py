@@ -18,7 +18,7 @@ from ..errors import ExtractorError, InputError
 from ..hashing import canonical_json
 from ..store import DerivedClaim, MemoryStore
 from ..store.explaining import EXPORTABLE
-from ._common import EXIT_REJECTED, UnusableInput
+from ._common import EXIT_REJECTED, UnusableInput, no_subject_note
 from .store_read import read, read_replay
 
 DB = click.Path(path_type=Path, dir_okay=False)
@@ -83,6 +83,7 @@ def ingest(
     """
     totals = {"results": 0, "stored": 0, "already_stored": 0, "not_persisted": 0,
               "superseded": 0, "conflicts": 0, "unreadable": 0}  # fmt: skip
+    without_subject = 0
     with _open(db, create=True) as opened:
         for path in results:
             for item in iter_results(path):
@@ -97,6 +98,8 @@ def ingest(
                     totals["unreadable"] += 1
                     continue
                 totals["results"] += 1
+                if report.subject is None:
+                    without_subject += len(report.stored)
                 for name in ("stored", "already_stored", "not_persisted", "superseded",
                              "conflicts"):  # fmt: skip
                     totals[name] += len(getattr(report, name))
@@ -104,6 +107,8 @@ def ingest(
         click.echo(json.dumps(totals, indent=2))
     else:
         click.echo(", ".join(f"{v} {k.replace('_', ' ')}" for k, v in totals.items()))
+    if without_subject:
+        click.echo(no_subject_note(without_subject, "--subject S"), err=True)
     if totals["unreadable"]:
         raise click.exceptions.Exit(EXIT_REJECTED)
 

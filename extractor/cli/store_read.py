@@ -11,7 +11,7 @@ import click
 
 from ..errors import LedgerError, PolicyError, StoreError
 from ..vocab import Capability
-from ._common import UnusableInput, _as_of
+from ._common import UnusableInput, _as_of, no_subject_note
 
 if TYPE_CHECKING:
     from ..read.replay import ItemOutcome
@@ -126,6 +126,8 @@ def read(
         return
     if result.text:
         click.echo(result.text)
+    elif not result.items:
+        _explain_empty(db, tenant)
     for e in result.excluded:
         click.echo(f"excluded {e.claim_id}: {e.stage.value} {e.rule_id}: {e.reason}", err=True)
 
@@ -198,3 +200,14 @@ def _outcome(o: ItemOutcome) -> str:
     if o.admissible:
         return f"admitted as {o.use}"
     return f"excluded by {o.excluded_by} ({o.stage.value})"
+
+
+def _explain_empty(db: Path, tenant: str) -> None:
+    """Nothing was read: say so when the tenant's memories were stored with no subject."""
+    from ..store import MemoryStore
+
+    with MemoryStore(db, create=False) as store:
+        count = store.without_subject(tenant)
+    if count:
+        fix = "'extractor run --subject S' / 'store ingest --subject S'"
+        click.echo(no_subject_note(count, fix), err=True)

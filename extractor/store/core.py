@@ -154,6 +154,12 @@ class StoreCore:
             rows = [r for r in rows if _valid_at(r, point)]
         return [_stored(r) for r in rows]
 
+    def without_subject(self, tenant: str = DEFAULT_TENANT) -> int:
+        """How many stored (unerased) memories of ``tenant`` have no subject: the read path
+        reads one subject at a time and never reads them."""
+        return len(self.backend.select("memories", {"tenant": tenant, "subject": None,
+                                                    "erased": 0}))  # fmt: skip
+
     def _history_where(self, where: Mapping[str, Any]) -> list[dict[str, Any]]:
         ids = [r["claim_id"] for r in self.backend.select("claims", where)]
         return self.backend.history(ids, view=True)
