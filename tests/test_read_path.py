@@ -16,6 +16,7 @@ from extractor import MemoryStore
 from extractor.errors import ReadDenied, StoreError
 from extractor.read import Caller, HashingEmbedder, MemoryReader, VectorRanker, parse_context
 from extractor.read.rank import EligibleSlice, HybridRanker, LexicalRanker
+from extractor.store import store_memory_id
 from extractor.vocab import Origin, VerificationState
 
 AGENT = Caller(id="agent:support")
@@ -63,7 +64,12 @@ def _exercise5(store):
     )
     verified = candidate(conv, 1)
     store.ingest(handmade(conv, [quarantined, verified]))
-    return conv, f"{quarantined.memory_id}:c1", f"{verified.memory_id}:c1"
+    return conv, _claim_id("acme", quarantined.memory_id), _claim_id("acme", verified.memory_id)
+
+
+def _claim_id(tenant: str, candidate_id: str) -> str:
+    """The store's claim id of a candidate's one claim (memory ids are tenant-scoped)."""
+    return store_memory_id(tenant, candidate_id) + ":c1"
 
 
 def test_exercise_5_relevance_versus_admissibility(store):
@@ -119,7 +125,7 @@ def test_exercise_6_assertion_event_and_proposition_answer_purposes_differently(
     r = pipeline("ex6", "My manager is Alice.")
     conv = conversation("ex6", "My manager is Alice.")
     store.ingest(r)
-    event, proposition = (f"{c.memory_id}:c1" for c in r.candidates)
+    event, proposition = (_claim_id("acme", c.memory_id) for c in r.candidates)
     assert [c.memory_type for c in r.candidates] == ["ASSERTION_EVENT", "WORLD_PROPOSITION"]
     with _reader(store, transcripts=Transcripts(conv)) as reader:
         factual = reader.read(
@@ -415,7 +421,7 @@ def test_with_a_one_percent_eligible_slice_the_top_k_is_exact_search_over_that_s
     exact = sorted(
         (
             -sum(a * b for a, b in zip(embedder.embed([texts[i]])[0], q, strict=True)),
-            f"mem_slice_{i}:c1",
+            _claim_id("acme", f"mem_slice_{i}"),
         )
         for i in eligible_idx
     )[:3]

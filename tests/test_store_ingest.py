@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -9,7 +10,15 @@ import pytest
 from store_helpers import Clock, result, user_says
 
 from extractor import MemoryStore, StoreError
-from extractor.store import PROJECTION_TABLES, migration_names
+from extractor.errors import UnknownMemory
+from extractor.hashing import canonical_json
+from extractor.store import (
+    PROJECTION_TABLES,
+    DerivedClaim,
+    migration_names,
+    migrations,
+    store_memory_id,
+)
 
 
 def test_ingest_persists_exactly_the_decisions_that_say_persist():
@@ -22,11 +31,11 @@ def test_ingest_persists_exactly_the_decisions_that_say_persist():
     with MemoryStore(clock=Clock()) as store:
         report = store.ingest(r, tenant="acme", subject="u1")
         claims = store.claims()
-    assert set(report.stored) == persisted
-    assert {c.memory_id for c in claims} == persisted
+    assert set(report.stored) == {store_memory_id("acme", m) for m in persisted}
+    assert {c.external_id for c in claims} == persisted
     decisions = {d.memory_id: d for d in r.decisions}
     for c in claims:
-        d = decisions[c.memory_id]
+        d = decisions[c.external_id]
         assert c.claim_id == c.memory_id + ":c1"
         assert c.lifecycle_state == d.lifecycle_state
         assert c.allowed_uses == d.allowed_uses
@@ -51,7 +60,7 @@ def test_a_decision_with_persist_false_is_never_stored():
     r = r.model_copy(update={"decisions": [first, *r.decisions[1:]]})
     with MemoryStore(clock=Clock()) as store:
         report = store.ingest(r)
-        ids = {c.memory_id for c in store.claims()}
+        ids = {c.external_id for c in store.claims()}
     assert report.not_persisted == [first.memory_id]
     assert first.memory_id not in ids and ids
 
@@ -77,12 +86,82 @@ def test_tenant_and_subject_scope_every_claim():
     assert by_tenant == {("t1", "s1"), ("t2", None)}
 
 
-def test_the_same_memory_id_under_another_tenant_is_refused_with_a_message():
+def test_the_same_content_in_two_tenants_gets_two_memories_and_neither_sees_the_other():
     r = user_says("c1", "I live in Paris.")
     with MemoryStore(clock=Clock()) as store:
-        store.ingest(r, tenant="a")
-        with pytest.raises(StoreError, match="already stored for tenant 'a', not 'b'"):
-            store.ingest(r, tenant="b")
+        a = store.ingest(r, tenant="a", subject="u1")
+        b = store.ingest(r, tenant="b", subject="u1")
+        assert a.stored and b.stored and not set(a.stored) & set(b.stored)
+        assert store.ingest(r, tenant="b").already_stored == b.stored  # idempotent per tenant
+        for tenant, report in (("a", a), ("b", b)):
+            mine = store.claims(tenant=tenant)
+            assert {c.memory_id for c in mine} == set(report.stored)
+            assert {c.external_id for c in mine} == {d.memory_id for d in r.decisions if d.persist}
+            # the result-file id resolves inside the tenant, never to the other tenant's memory
+            candidate = r.candidates[0].memory_id
+            assert [c.memory_id for c in store.claims(tenant=tenant, memory_id=candidate)] == [
+                store_memory_id(tenant, candidate)
+            ]
+        # another tenant's memory is not there for a caller of this tenant
+        assert store.claims(tenant="b", memory_id=a.stored[0]) == []
+
+
+def test_no_error_names_or_hints_at_another_tenant():
+    r = user_says("c1", "I live in Paris.")
+    with MemoryStore(clock=Clock()) as store:
+        a = store.ingest(r, tenant="tenant-a", subject="u1")
+        b = store.ingest(user_says("c2", "I prefer tea."), tenant="tenant-b", subject="u2")
+        theirs = a.stored[0] + ":c1"
+        report = store.derive([DerivedClaim(content="User lives in Paris.", requires=[theirs])],
+                              produced_by="summarizer", tenant="tenant-b")  # fmt: skip
+        (rejected,) = report.rejected
+        assert rejected.code == "PARENT_UNKNOWN" and "tenant-a" not in rejected.message
+        assert "tenant" not in rejected.message
+        with pytest.raises(UnknownMemory) as err:
+            store.support(b.stored[0] + ":c1", by=[theirs], informant="test")
+        assert "tenant" not in str(err.value)
+        # a result-file id stored for two tenants names neither when asked without a tenant
+        store.ingest(r, tenant="tenant-b", subject="u2")
+        with pytest.raises(UnknownMemory) as err:
+            store.claim(r.candidates[0].memory_id)
+        assert "tenant" not in str(err.value)
+
+
+def test_a_store_written_before_tenant_scoped_ids_keeps_its_ids_and_stays_idempotent(
+    tmp_path: Path,
+):
+    """s007_tenant_scoped_ids on a file whose events predate it: its memories keep their ids
+    (external id = memory id), ingesting the same result again adds nothing, rebuild agrees."""
+    path = tmp_path / "old.db"
+    r = user_says("c1", "I live in Paris. I prefer tea.")
+    with MemoryStore(path, clock=Clock()) as store:
+        store.ingest(r, tenant="acme", subject="u1")
+    db = sqlite3.connect(path, isolation_level=None)
+    ((seq, body),) = db.execute("SELECT seq, payload_json FROM memory_events").fetchall()
+    payload = json.loads(body)
+    for m in payload["memories"]:  # the payload as the store wrote it before s007
+        m["memory_id"] = m.pop("external_id")
+    db.execute("UPDATE memory_events SET payload_json = ? WHERE seq = ?",
+               (canonical_json(payload), seq))  # fmt: skip
+    for table in [*PROJECTION_TABLES][::-1]:
+        db.execute(f"DELETE FROM {table}")
+    db.execute("DROP VIEW memory_current")
+    db.execute("DROP VIEW claim_history")
+    db.execute("DROP INDEX idx_memories_tenant_external_id")
+    db.execute("ALTER TABLE memories DROP COLUMN external_id")
+    for statement in migrations._VIEWS:
+        db.execute(statement)
+    db.execute("DELETE FROM store_migrations WHERE name = 's007_tenant_scoped_ids'")
+    db.close()
+    with MemoryStore(path, clock=Clock()) as store:
+        assert store.migrations[-1] == "s007_tenant_scoped_ids"
+        store.rebuild()
+        persisted = {d.memory_id for d in r.decisions if d.persist}
+        claims = store.claims(tenant="acme")
+        assert {c.external_id for c in claims} == persisted == {c.external_id for c in claims}
+        again = store.ingest(r, tenant="acme", subject="u1")
+        assert again.event_seq is None and set(again.already_stored) == persisted
+        assert store.rebuild().identical
 
 
 def test_rebuild_reproduces_the_state_hash_byte_for_byte(tmp_path: Path):
@@ -107,6 +186,7 @@ def test_a_blank_file_gets_exactly_the_named_migrations_and_tables(tmp_path: Pat
                 "s005_claim_evidence_scope",
                 "s006_claim_embeddings",
                 "s009_claims_by_subject",
+                "s007_tenant_scoped_ids",
             ]
         )
     db = sqlite3.connect(tmp_path / "m.db")

@@ -17,6 +17,7 @@ documented column by column in ``docs/store.md``. All SQL is behind
 
 from __future__ import annotations
 
+from .apply import store_memory_id
 from .backend import Backend, SQLiteBackend
 from .derivation import DerivationRejection, DerivedClaim
 from .migrations import MIGRATIONS, PROJECTION_TABLES, migration_names
@@ -64,4 +65,5 @@ __all__ = [
     "StoredClaim",
     "VerifyReport",
     "migration_names",
+    "store_memory_id",
 ]

@@ -6,6 +6,7 @@ wrote, so replaying the log reproduces the projection exactly.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -18,6 +19,17 @@ Payload = Mapping[str, Any]
 
 def claim_id_for(memory_id: str, ordinal: int = 1) -> str:
     return f"{memory_id}:c{ordinal}"
+
+
+def store_memory_id(tenant: str, external_id: str, *, prefix: str = "mem") -> str:
+    """The store's id for a memory of ``tenant`` known outside the store as ``external_id`` (a
+    candidate's ``memory_id`` in result files, or the id given to ``derive``): its prefix
+    (``mem``, ``der``, ...) and 20 hex digits of a hash of the tenant and the external id, so
+    the same content stored for two tenants never shares an id."""
+    head = external_id.split("_", 1)[0] if "_" in external_id else prefix
+    prefix = head if head.isalnum() and len(head) <= 8 else prefix
+    digest = hashlib.sha256(f"memory-id\n{tenant}\n{external_id}".encode()).hexdigest()
+    return f"{prefix}_{digest[:20]}"
 
 
 def message_source(conversation_hash: str, message_id: str) -> str:
@@ -104,6 +116,7 @@ def apply_ingest(p: Projector, payload: Payload, cause: Cause) -> Outcome:
                 "produced_by": m["produced_by"],
                 "created_seq": cause.seq,
                 "erased": 0,
+                "external_id": m.get("external_id", m["memory_id"]),
             }
         )
         claims.append(_claim_row(m, tenant, subject, cause))
@@ -174,6 +187,7 @@ def apply_derive(p: Projector, payload: Payload, cause: Cause) -> Outcome:
         "memory_type": "DERIVED_SUMMARY", "kind": None, "origin_kind": "MEMORY_DERIVED",
         "activity": payload["activity"], "produced_by": payload["produced_by"],
         "created_seq": cause.seq, "erased": 0,
+        "external_id": payload.get("external_id", payload["memory_id"]),
     }])  # fmt: skip
     p.db.insert("claims", [_derived_claim_row(c, payload, cause) for c in payload["claims"]])
     edges: list[Row] = []
@@ -348,4 +362,4 @@ def apply_event(p: Projector, row: Mapping[str, Any]) -> Any:
     return APPLIERS[cause.kind](p, json.loads(row["payload_json"]), cause)
 
 
-__all__ = ["APPLIERS", "apply_event", "claim_id_for", "dumps", "message_source"]
+__all__ = ["APPLIERS", "apply_event", "claim_id_for", "dumps", "message_source", "store_memory_id"]

@@ -50,7 +50,14 @@ class Backend(Protocol):
         self, table: str, where: Mapping[str, Any] | None = None, *, order_by: str | None = None
     ) -> list[Row]: ...
 
-    def select_in(self, table: str, column: str, values: Iterable[Any]) -> list[Row]: ...
+    def select_in(
+        self,
+        table: str,
+        column: str,
+        values: Iterable[Any],
+        *,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[Row]: ...
 
     def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> int: ...
 
@@ -234,14 +241,25 @@ class SQLiteBackend:
             sql += f" ORDER BY {order_by}"
         return self.execute(sql, list(where.values()))
 
-    def select_in(self, table: str, column: str, values: Iterable[Any]) -> list[Row]:
-        self._check(table, [column])
+    def select_in(
+        self,
+        table: str,
+        column: str,
+        values: Iterable[Any],
+        *,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[Row]:
+        """Rows whose ``column`` is one of ``values`` (and that match ``where``)."""
+        where = where or {}
+        self._check(table, [column, *where])
         out: list[Row] = []
         items = list(dict.fromkeys(values))
+        extra = "".join(f" AND {n} IS ?" for n in where)
         for start in range(0, len(items), _IN_CHUNK):
             chunk = items[start : start + _IN_CHUNK]
             marks = ", ".join("?" for _ in chunk)
-            out += self.execute(f"SELECT * FROM {_ident(table)} WHERE {column} IN ({marks})", chunk)
+            sql = f"SELECT * FROM {_ident(table)} WHERE {column} IN ({marks}){extra}"
+            out += self.execute(sql, [*chunk, *where.values()])
         return out
 
     def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> int:

@@ -138,6 +138,8 @@ class StoreCore:
         June 20?"). Lifecycle and capabilities are returned, never filtered on: deciding what
         may be used for which purpose is the read path's job.
         """
+        if memory_id is not None:
+            memory_id = self.resolve(memory_id, tenant=tenant)
         where = {k: v for k, v in (("tenant", tenant), ("subject", subject),
                                    ("memory_id", memory_id)) if v is not None}  # fmt: skip
         if known_at is None:
@@ -164,8 +166,27 @@ class StoreCore:
         ids = [r["claim_id"] for r in self.backend.select("claims", where)]
         return self.backend.history(ids, view=True)
 
+    def resolve(self, ref: str, *, tenant: str | None = None) -> str:
+        """The store's own id for ``ref``: a claim or memory id of the store is itself; the id
+        a memory has outside the store (a candidate's ``memory_id`` in a result file, the id
+        given to ``derive``), optionally with its claim suffix (``:c1``), is translated when it
+        names exactly one memory (of ``tenant``, when given). Anything else comes back unchanged
+        (and is then not found)."""
+        if self.backend.select("claims", {"claim_id": ref}) or self.backend.select(
+            "memories", {"memory_id": ref}
+        ):
+            return ref
+        base, suffix = ref, ""
+        head, sep, ordinal = ref.rpartition(":c")
+        if sep and ordinal.isdigit():
+            base, suffix = head, f":c{ordinal}"
+        where = {"external_id": base} if tenant is None else {"external_id": base, "tenant": tenant}
+        rows = self.backend.select("memories", where)
+        return rows[0]["memory_id"] + suffix if len(rows) == 1 else ref
+
     def claim(self, ref: str) -> StoredClaim:
         """The current state of one claim (``mem_...:c1``) or of a one-claim memory."""
+        ref = self.resolve(ref)
         rows = self.backend.current({"claim_id": ref}) or self.backend.current({"memory_id": ref})
         if not rows:
             raise UnknownMemory(ref)
@@ -179,6 +200,7 @@ class StoreCore:
         return [_version(r) for r in self.backend.history(ids)]
 
     def _claim_ids(self, ref: str) -> list[str]:
+        ref = self.resolve(ref)
         rows = self.backend.select("claims", {"claim_id": ref}) or self.backend.select(
             "claims", {"memory_id": ref}, order_by="ordinal"
         )
@@ -212,6 +234,7 @@ class StoreCore:
                              identical=before == after)  # fmt: skip
 
     def _one_claim(self, ref: str) -> dict[str, Any]:
+        ref = self.resolve(ref)
         rows = self.backend.select("claims", {"claim_id": ref})
         if not rows:
             rows = self.backend.select("claims", {"memory_id": ref})
@@ -249,7 +272,7 @@ def _stored(r: Mapping[str, Any]) -> StoredClaim:
         recorded_at=r["recorded_at"], sys_from=r["sys_from"], superseded_at=r["superseded_at"],
         superseded_by=r["superseded_by"], erased=bool(r["erased"]), version=r["version"],
         evidence_ref=r["evidence_ref"], policy_id=r["policy_id"],
-        policy_version=r["policy_version"], reason=r["reason"],
+        policy_version=r["policy_version"], reason=r["reason"], external_id=r["external_id"],
     )  # fmt: skip
 
 

@@ -133,10 +133,8 @@ def check_claim(
     required = []
     for ref in claim.requires + claim.context:
         p = parents.get(ref)
-        if p is None:
+        if p is None or p.tenant != tenant:  # another tenant's claim is not there for it
             return reject("PARENT_UNKNOWN", f"parent {ref!r} is not in this store")
-        if p.tenant != tenant:
-            return reject("PARENT_OTHER_TENANT", f"parent {ref!r} belongs to another tenant")
         if p.erased or p.revoked:
             state = "erased" if p.erased else "revoked"
             return reject("PARENT_REVOKED", f"parent {ref!r} is {state}")

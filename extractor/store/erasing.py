@@ -116,8 +116,9 @@ class Erasing(StoreCore):
                 if s["source_id"].startswith(prefixes)
             )  # fmt: skip
         elif kind == "memory":
+            value = self.resolve(value, tenant=tenant)
             rows = [self._one_claim(value)] if ":c" in value else self.backend.select(
-                "claims", {"memory_id": value})  # fmt: skip
+                "claims", {"memory_id": value, **scope})  # fmt: skip
         else:
             found = self.backend.select("sources", {"source_id": value})
             if not found:

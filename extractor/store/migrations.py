@@ -375,6 +375,30 @@ def s009_claims_by_subject(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX idx_claims_tenant_subject ON claims (tenant, subject)")
 
 
+def _views_with_external_id() -> list[str]:
+    """The two views of s001 with ``m.external_id`` as their last column."""
+    old = "c.policy_id, c.policy_version, v.reason\n"
+    return [view.replace(old, old[:-1] + ", m.external_id\n") for view in _VIEWS]
+
+
+def s007_tenant_scoped_ids(db: sqlite3.Connection) -> None:
+    """Memory ids scoped by tenant: ``memories.external_id`` holds the id a memory has outside
+    the store (the candidate's ``memory_id`` in result files, the id given to ``derive``),
+    unique within a tenant; ``memory_id`` is the store's own id, derived from the tenant and the
+    external id (:func:`~extractor.store.apply.store_memory_id`), so the same content in two
+    tenants never collides. Memories stored before keep their ids (external id = memory id);
+    the views gain ``external_id``."""
+    db.execute("ALTER TABLE memories ADD COLUMN external_id TEXT")
+    db.execute("UPDATE memories SET external_id = memory_id")
+    db.execute(
+        "CREATE UNIQUE INDEX idx_memories_tenant_external_id ON memories (tenant, external_id)"
+    )
+    db.execute("DROP VIEW memory_current")
+    db.execute("DROP VIEW claim_history")
+    for statement in _views_with_external_id():
+        db.execute(statement)
+
+
 #: Every migration, in order. Append only.
 MIGRATIONS: list[Migration] = [
     s001_memory_store,
@@ -384,6 +408,7 @@ MIGRATIONS: list[Migration] = [
     s005_claim_evidence_scope,
     s006_claim_embeddings,
     s009_claims_by_subject,
+    s007_tenant_scoped_ids,
 ]
 
 #: Tables rebuilt from ``memory_events`` (hashed by ``state_hash``, in this order).

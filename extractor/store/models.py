@@ -87,6 +87,11 @@ class StoredClaim(_Record):
     policy_id: str
     policy_version: str
     reason: str = Field(description="Why this version has its state (event and rule).")
+    external_id: str | None = Field(
+        default=None,
+        description="The memory's id outside the store: the candidate's memory_id in result "
+        "files, or the id given to derive (unique within a tenant; memory_id is tenant-scoped).",
+    )
 
 
 class ClaimVersion(_Record):

@@ -27,7 +27,7 @@ from ..errors import StoreError, UnknownMemory
 from ..hashing import content_hash, text_hash
 from ..results import ConversationResult
 from ..vocab import CandidateKind, Capability, LifecycleState, Origin, VerificationState
-from .apply import claim_id_for
+from .apply import claim_id_for, store_memory_id
 from .core import DEFAULT_TENANT, StoreCore
 from .derivation import (
     DerivedClaim,
@@ -104,22 +104,24 @@ class MemoryStore(Erasing, Explaining, StoreCore):
         with self.backend.transaction():
             existing = self._existing([c.memory_id for c, _ in chosen], tenant)
             fresh = [(c, d) for c, d in chosen if c.memory_id not in existing]
-            report.already_stored = [c.memory_id for c, _ in chosen if c.memory_id in existing]
+            report.already_stored = [existing[c.memory_id] for c, _ in chosen
+                                     if c.memory_id in existing]  # fmt: skip
             if not fresh:
                 return report
+            memories = [_memory_payload(c, d, result, tenant, subject) for c, d in fresh]
             payload = {
                 "tenant": tenant,
                 "subject": subject,
                 "conversation_id": result.conversation_id,
                 "conversation_hash": result.conversation_hash,
-                "memories": [_memory_payload(c, d, result, subject) for c, d in fresh],
+                "memories": memories,
             }
             seq, _ = self._record(
                 "INGEST", payload, tenant=tenant, actor=result.provenance.model,
                 key=content_hash(["INGEST", payload]),
             )  # fmt: skip
         report.event_seq = seq
-        report.stored = [c.memory_id for c, _ in fresh]
+        report.stored = [m["memory_id"] for m in memories]
         new = [claim_id_for(m) for m in report.stored]
         retired = self.backend.select_in("supersessions", "new_claim_id", new)
         report.superseded = sorted({r["old_claim_id"] for r in retired})
@@ -128,17 +130,12 @@ class MemoryStore(Erasing, Explaining, StoreCore):
         report.conflicts = [list(p) for p in sorted({(r["claim_a"], r["claim_b"]) for r in pairs})]
         return report
 
-    def _existing(self, memory_ids: list[str], tenant: str) -> set[str]:
-        rows = self.backend.select_in("memories", "memory_id", memory_ids)
-        other = [r for r in rows if r["tenant"] != tenant]
-        if other:
-            raise StoreError(
-                f"memory {other[0]['memory_id']!r} of conversation "
-                f"{other[0]['conversation_id']!r} is already stored for tenant "
-                f"{other[0]['tenant']!r}, not {tenant!r}: give each tenant's conversations "
-                "distinct ids, or use one store file per tenant"
-            )
-        return {r["memory_id"] for r in rows}
+    def _existing(self, external_ids: list[str], tenant: str) -> dict[str, str]:
+        """The store ids of the memories of ``tenant`` already stored under these external ids
+        (only this tenant's rows are looked at: other tenants' memories are never seen)."""
+        rows = self.backend.select_in("memories", "external_id", external_ids,
+                                      where={"tenant": tenant})  # fmt: skip
+        return {r["external_id"]: r["memory_id"] for r in rows}
 
     # -- derivation and support -----------------------------------------------------------------
 
@@ -162,11 +159,12 @@ class MemoryStore(Erasing, Explaining, StoreCore):
         """
         refs = [r for c in claims for r in (*c.requires, *c.context)]
         with self.backend.transaction():
-            parents = self._parent_views(refs)
+            parents = self._parent_views(refs, tenant)
             known = [p for p in parents.values() if p is not None]
             tenant = tenant or (known[0].tenant if known else DEFAULT_TENANT)
             subject = subject or self._subject_of(known)
-            mid = memory_id or _derived_id(activity, produced_by, claims)
+            external = memory_id or _derived_id(activity, produced_by, claims)
+            mid = store_memory_id(tenant, external, prefix="der")
             report = DeriveReport(memory_id=mid, event_seq=None)
             if self.backend.select("memories", {"memory_id": mid}):
                 report.stored = self.claims(memory_id=mid)
@@ -186,7 +184,7 @@ class MemoryStore(Erasing, Explaining, StoreCore):
             if not payload_claims:
                 return report
             payload = {"tenant": tenant, "subject": subject, "memory_id": mid,
-                       "activity": activity, "produced_by": produced_by,
+                       "external_id": external, "activity": activity, "produced_by": produced_by,
                        "claims": payload_claims}  # fmt: skip
             seq, _ = self._record("DERIVE", payload, tenant=tenant, actor=produced_by)
             report.event_seq = seq
@@ -222,12 +220,15 @@ class MemoryStore(Erasing, Explaining, StoreCore):
             "decision": decision_payload(decision),
         }
 
-    def _parent_views(self, refs: Sequence[str]) -> dict[str, ParentView | None]:
+    def _parent_views(
+        self, refs: Sequence[str], tenant: str | None = None
+    ) -> dict[str, ParentView | None]:
         out: dict[str, ParentView | None] = {}
         for ref in dict.fromkeys(refs):
-            rows = self.backend.select("claims", {"claim_id": ref})
+            found = self.resolve(ref, tenant=tenant)
+            rows = self.backend.select("claims", {"claim_id": found})
             if not rows:
-                rows = self.backend.select("claims", {"memory_id": ref})
+                rows = self.backend.select("claims", {"memory_id": found})
                 rows = rows if len(rows) == 1 else []
             out[ref] = self._view(rows[0]) if rows else None
         return out
@@ -261,9 +262,9 @@ class MemoryStore(Erasing, Explaining, StoreCore):
             antecedents = [self._one_claim(b) for b in by]
             if not antecedents:
                 raise StoreError("support needs at least one supporting claim (option by)")
-            for a in antecedents:
+            for ref, a in zip(by, antecedents, strict=True):
                 if a["tenant"] != target["tenant"]:
-                    raise StoreError(f"claim {a['claim_id']!r} belongs to another tenant")
+                    raise UnknownMemory(ref)  # another tenant's claim is not there for it
             ids = sorted({a["claim_id"] for a in antecedents})
             just = f"{target['claim_id']}/support/" + content_hash(ids).removeprefix("sha256:")[:12]
             if not self.backend.select("justifications", {"just_id": just}):
@@ -467,6 +468,7 @@ class MemoryStore(Erasing, Explaining, StoreCore):
         sources = self.backend.select("sources", {"source_id": ref})
         if sources:
             return [], [ref], sources[0]["tenant"]
+        ref = self.resolve(ref)
         rows = self.backend.select("claims", {"claim_id": ref}) or self.backend.select(
             "claims", {"memory_id": ref}, order_by="ordinal"
         )
@@ -534,12 +536,13 @@ def key_payload(content: str, subject: str | None, *, proposition: bool) -> dict
 
 
 def _memory_payload(
-    c: Any, d: Any, result: ConversationResult, subject: str | None
+    c: Any, d: Any, result: ConversationResult, tenant: str, subject: str | None
 ) -> dict[str, Any]:
     span = c.source_span
     valid_from, valid_to = valid_bounds(c.temporal.valid_from, c.temporal.valid_to)
     return {
-        "memory_id": c.memory_id,
+        "memory_id": store_memory_id(tenant, c.memory_id),
+        "external_id": c.memory_id,
         "memory_type": c.memory_type.value,
         "kind": c.kind.value,
         "origin_kind": c.origin_kind.value,
@@ -553,7 +556,7 @@ def _memory_payload(
         "observed_at": None if c.observed_at is None else system_time(c.observed_at),
         "valid_from": valid_from,
         "valid_to": valid_to,
-        "parent_memory_ids": list(c.parent_memory_ids),
+        "parent_memory_ids": [store_memory_id(tenant, p) for p in c.parent_memory_ids],
         "produced_by": c.provenance.model,
         "key": key_payload(c.content, subject, proposition=c.kind is CandidateKind.PROPOSITION),
         "decision": decision_payload(d),
