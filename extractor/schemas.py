@@ -80,6 +80,7 @@ SCHEMAS: dict[str, Callable[[], type[BaseModel]]] = {
     "store-derived-claim": lambda: _store_derivation().DerivedClaim,
     "store-derive-report": lambda: _store_models().DeriveReport,
     "store-revocation-report": lambda: _store_models().RevocationReport,
+    "store-readmit-report": lambda: _store_models().ReadmitReport,
     "store-corroboration": lambda: _store_models().Corroboration,
     "store-verify-report": lambda: _store_models().VerifyReport,
     "store-lineage": lambda: _store_models().Lineage,

@@ -19,6 +19,7 @@ from extractor.store import (
     migrations,
     store_memory_id,
 )
+from extractor.vocab import LifecycleState
 
 
 def test_ingest_persists_exactly_the_decisions_that_say_persist():
@@ -56,7 +57,9 @@ def test_model_output_is_stored_quarantined_never_as_evidence():
 
 def test_a_decision_with_persist_false_is_never_stored():
     r = user_says("c1", "I live in Paris.")
-    first = r.decisions[0].model_copy(update={"persist": False, "lifecycle_state": "EPHEMERAL"})
+    first = r.decisions[0].model_copy(
+        update={"persist": False, "lifecycle_state": LifecycleState.EPHEMERAL}
+    )
     r = r.model_copy(update={"decisions": [first, *r.decisions[1:]]})
     with MemoryStore(clock=Clock()) as store:
         report = store.ingest(r)
@@ -154,7 +157,7 @@ def test_a_store_written_before_tenant_scoped_ids_keeps_its_ids_and_stays_idempo
     db.execute("DELETE FROM store_migrations WHERE name = 's007_tenant_scoped_ids'")
     db.close()
     with MemoryStore(path, clock=Clock()) as store:
-        assert store.migrations[-1] == "s007_tenant_scoped_ids"
+        assert "s007_tenant_scoped_ids" in store.migrations
         store.rebuild()
         persisted = {d.memory_id for d in r.decisions if d.persist}
         claims = store.claims(tenant="acme")
@@ -187,6 +190,7 @@ def test_a_blank_file_gets_exactly_the_named_migrations_and_tables(tmp_path: Pat
                 "s006_claim_embeddings",
                 "s009_claims_by_subject",
                 "s007_tenant_scoped_ids",
+                "s008_readmit_event",
             ]
         )
     db = sqlite3.connect(tmp_path / "m.db")

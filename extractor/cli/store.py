@@ -183,6 +183,54 @@ def revoke(db: Path, ref: str, reason: str, trigger: str, as_json: bool) -> None
     _emit(report, as_json, lines)
 
 
+@store.command("readmit")
+@click.argument("db", type=EXISTING_DB)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Admission policy (TOML/JSON) to decide every stored claim under; default: shipped.",
+)
+@click.option("--reason", default="admission policy changed", show_default=True)
+@JSON_FLAG
+def readmit(db: Path, policy_file: Path | None, reason: str, as_json: bool) -> None:
+    """Decide every stored claim again under a policy (a policy change); revalidate the
+    dependents of the claims whose decision changed; print the impact.
+
+    \b
+    Example:
+        extractor store readmit memory.db --policy mine.toml
+    """
+    from ..admission import load_policy
+
+    try:
+        policy = load_policy(policy_file) if policy_file is not None else None
+    except ExtractorError as exc:
+        raise UnusableInput(str(exc)) from None
+    with _open(db) as opened:
+        try:
+            report = opened.readmit(policy, reason=reason)
+        except ExtractorError as exc:
+            raise UnusableInput(str(exc)) from None
+    impact = report.revocation
+    lines = [
+        f"policy {report.policy_id} {report.policy_version} (was: "
+        f"{', '.join(report.previous_policies) or '-'}): {report.decided} claims decided, "
+        f"{len(report.changed)} changed, {len(report.skipped)} could not be decided",
+    ]
+    lines += [f"  {c.claim_id}  {c.lifecycle_before} -> {c.lifecycle_after}  "
+              f"{','.join(c.allowed_before) or '-'} -> {','.join(c.allowed_after) or '-'}"
+              for c in report.changed]  # fmt: skip
+    if impact is not None:
+        lines.append(f"{len(impact.affected)} dependents revalidated (max depth "
+                     f"{impact.max_depth}); {len(impact.exposures)} recorded reads consumed "
+                     "them before")  # fmt: skip
+        lines += [f"  {a.claim_id}  {a.lifecycle_before} -> {a.lifecycle_after}  depth {a.depth}"
+                  for a in impact.affected]  # fmt: skip
+    lines += [f"  skipped {s.claim_id}: {s.reason}" for s in report.skipped]
+    _emit(report, as_json, lines)
+
+
 @store.command("why")
 @click.argument("db", type=EXISTING_DB)
 @click.argument("ref")

@@ -343,7 +343,31 @@ def apply_erase(p: Projector, payload: Payload, cause: Cause) -> Outcome:
     return p.recompute(seeds, cause, revalidate=True)
 
 
+def apply_readmit(p: Projector, payload: Payload, cause: Cause) -> Outcome:
+    """A policy change: the claims' and verifications' decisions replaced by the ones the new
+    policy made; the claims whose outcome changed are revalidated with their dependents."""
+    for cid, d in payload["decisions"].items():
+        p.db.update("claims", {"claim_id": cid}, {
+            "base_lifecycle": d["lifecycle_state"], "base_allowed": uses_json(d["allowed_uses"]),
+            "base_forbidden": uses_json(d["forbidden_uses"]),
+            "base_flags": json.dumps(sorted(d["flags"])),
+            "rules_fired": json.dumps(d["rules_fired"]),
+            "policy_id": d["policy_id"], "policy_version": d["policy_version"],
+            "decision_input_hash": d["input_hash"],
+        })  # fmt: skip
+    for vid, d in payload["verifications"].items():
+        p.db.update("verifications", {"verification_id": vid}, {
+            "lifecycle_state": d["lifecycle_state"], "allowed_uses": uses_json(d["allowed_uses"]),
+            "forbidden_uses": uses_json(d["forbidden_uses"]),
+            "flags": json.dumps(sorted(d["flags"])), "rules_fired": json.dumps(d["rules_fired"]),
+            "policy_id": d["policy_id"], "policy_version": d["policy_version"],
+            "decision_input_hash": d["input_hash"],
+        })  # fmt: skip
+    return p.recompute(payload["claims"], cause, revalidate=True)
+
+
 APPLIERS: dict[str, Callable[[Projector, Payload, Cause], Any]] = {
+    "READMIT": apply_readmit,
     "ERASE": apply_erase,
     "SOURCE": apply_source,
     "LINK": apply_link,

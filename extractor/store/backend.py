@@ -59,6 +59,10 @@ class Backend(Protocol):
         where: Mapping[str, Any] | None = None,
     ) -> list[Row]: ...
 
+    def latest(
+        self, table: str, order_by: str, where: Mapping[str, Any] | None = None
+    ) -> Row | None: ...
+
     def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> int: ...
 
     def delete(self, table: str, where: Mapping[str, Any]) -> int: ...
@@ -261,6 +265,16 @@ class SQLiteBackend:
             sql = f"SELECT * FROM {_ident(table)} WHERE {column} IN ({marks}){extra}"
             out += self.execute(sql, [*chunk, *where.values()])
         return out
+
+    def latest(
+        self, table: str, order_by: str, where: Mapping[str, Any] | None = None
+    ) -> Row | None:
+        """The row matching ``where`` with the largest ``order_by``, or ``None``."""
+        where = where or {}
+        self._check(table, [order_by, *where])
+        sql = f"SELECT * FROM {_ident(table)}{_where(where)} ORDER BY {order_by} DESC LIMIT 1"
+        rows = self.execute(sql, list(where.values()))
+        return rows[0] if rows else None
 
     def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> int:
         self._check(table, [*where, *values])

@@ -17,18 +17,26 @@ from typing import Any, Self
 
 from ..errors import StoreError, UnknownMemory
 from ..hashing import canonical_json
+from ..vocab import Capability, LifecycleState
 from .apply import apply_event
 from .backend import Backend, SQLiteBackend
+from .derivation import ParentView
 from .migrations import PROJECTION_TABLES
 from .models import (
+    AffectedClaim,
     ClaimVersion,
+    Exposure,
     MemoryEvent,
     RebuildReport,
+    RevocationReport,
     StoredClaim,
 )
-from .projection import Cause, Projector, state_of
+from .projection import Cause, Outcome, Projector, state_of
 from .support import forward_closure
 from .timeaxes import system_time, utc_now, valid_point
+
+QUARANTINED = LifecycleState.QUARANTINED
+REVOKED = LifecycleState.REVOKED
 
 #: Tenant used when neither the caller nor the result names one.
 DEFAULT_TENANT = "default"
@@ -253,6 +261,72 @@ class StoreCore:
         outcome = self._projector.recompute_all(Cause(0, "CHECK", ""), write=False)
         current = self.backend.current_in(outcome.states)
         return all(state_of(current[c]) == s for c, s in outcome.states.items())
+
+    # -- shared by revocation, readmission ------------------------------------------------------
+
+    def _view(self, row: Mapping[str, Any]) -> ParentView:
+        (current,) = self.backend.current({"claim_id": row["claim_id"]})
+        return ParentView(
+            claim_id=row["claim_id"], memory_id=row["memory_id"], tenant=row["tenant"],
+            content=row["content"], hedges=json.loads(row["hedges"]),
+            lifecycle=current["lifecycle_state"], verification=current["verification_state"],
+            allowed=json.loads(current["allowed_uses"]),
+            forbidden=json.loads(current["forbidden_uses"]), flags=json.loads(current["flags"]),
+            revoked=bool(row["revoked"]), erased=bool(row["erased"]),
+            valid_from=current["valid_from"], valid_to=current["valid_to"],
+            decision_input_hash=row["decision_input_hash"],
+            observation=current["kind"] == "OBSERVATION",
+        )  # fmt: skip
+
+    def _impact(
+        self,
+        seq: int,
+        targets: list[str],
+        payload: Mapping[str, Any],
+        before: Mapping[str, Mapping[str, Any]],
+        outcome: Outcome,
+        at: str,
+    ) -> RevocationReport:
+        affected = []
+        for cid in sorted(c for c, d in outcome.depth.items() if d > 0):
+            old, new = before.get(cid), outcome.states[cid]
+            affected.append(AffectedClaim(
+                claim_id=cid, depth=outcome.depth[cid],
+                lifecycle_before=old["lifecycle_state"] if old else new.lifecycle,
+                lifecycle_after=new.lifecycle,
+                allowed_before=json.loads(old["allowed_uses"]) if old else [],
+                allowed_after=sorted(new.allowed, key=list(Capability).index),
+                support=outcome.support.get(cid, []),
+            ))  # fmt: skip
+        ended = {a.claim_id: a.lifecycle_after for a in affected}
+        exposures = self._exposures([*payload["claims"], *ended], at)
+        return RevocationReport(
+            event_seq=seq, targets=targets, reason=payload["reason"], trigger=payload["trigger"],
+            affected=affected,
+            restored=[c for c, s in ended.items() if s not in (QUARANTINED, REVOKED)],
+            quarantined=[c for c, s in ended.items() if s == QUARANTINED],
+            revoked=[c for c, s in ended.items() if s == REVOKED],
+            max_depth=max((a.depth for a in affected), default=0), exposures=exposures,
+        )  # fmt: skip
+
+    def _exposures(self, claim_ids: Sequence[str], until: str) -> list[Exposure]:
+        items = self.backend.select_in("read_items", "claim_id", claim_ids)
+        items = [i for i in items if i["stage"] in ("ADMITTED", "SERIALIZED")]
+        reads = {r["read_id"]: r for r in self.backend.select_in(
+            "reads", "read_id", [i["read_id"] for i in items])}  # fmt: skip
+        out = [
+            Exposure(
+                read_id=i["read_id"],
+                at=reads[i["read_id"]]["at"],
+                caller=reads[i["read_id"]]["caller"],
+                purpose=reads[i["read_id"]]["purpose"],
+                claim_id=i["claim_id"],
+                stage=i["stage"],
+            )
+            for i in items
+            if i["read_id"] in reads and reads[i["read_id"]]["at"] <= until
+        ]
+        return sorted(out, key=lambda e: (e.at, e.read_id, e.claim_id, e.stage))
 
 
 def _valid_at(row: Mapping[str, Any], point: str) -> bool:

@@ -45,7 +45,15 @@ EMBEDDINGS_DDL = """CREATE TABLE IF NOT EXISTS claim_embeddings (
 )"""
 
 #: Payload fields that hold content, blanked in the events of erased claims.
-CONTENT_FIELDS = ("content", "quote", "content_hash", "hedges", "key")
+CONTENT_FIELDS = (
+    "content",
+    "quote",
+    "content_hash",
+    "hedges",
+    "key",
+    "candidate",
+    "parent_decisions",
+)
 
 #: Strings shorter than this are not scanned for (they occur by chance in any file).
 MIN_SCAN_LENGTH = 6
@@ -57,7 +65,11 @@ def redact_memory(m: Mapping[str, Any]) -> dict[str, Any]:
     for name in CONTENT_FIELDS:
         if name in out:
             out[name] = (
-                [] if name == "hedges" else (None if name in ("key", "content_hash") else "")
+                []
+                if name == "hedges"
+                else (
+                    None if name in ("key", "content_hash", "candidate", "parent_decisions") else ""
+                )
             )
     return out
 

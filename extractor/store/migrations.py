@@ -399,6 +399,19 @@ def s007_tenant_scoped_ids(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+def s008_readmit_event(db: sqlite3.Connection) -> None:
+    """``memory_events.kind`` may be ``READMIT``: a policy change re-decided stored claims
+    (SQLite cannot alter a CHECK constraint, so the log is copied into a new table, row for row,
+    ``seq`` kept)."""
+    old = _TABLES[0]
+    new = old.replace("'RESTORE', 'ERASE')", "'RESTORE', 'ERASE', 'READMIT')")
+    assert new != old
+    db.execute(new.replace("CREATE TABLE memory_events", "CREATE TABLE memory_events_s008"))
+    db.execute("INSERT INTO memory_events_s008 SELECT * FROM memory_events")
+    db.execute("DROP TABLE memory_events")
+    db.execute("ALTER TABLE memory_events_s008 RENAME TO memory_events")
+
+
 #: Every migration, in order. Append only.
 MIGRATIONS: list[Migration] = [
     s001_memory_store,
@@ -409,6 +422,7 @@ MIGRATIONS: list[Migration] = [
     s006_claim_embeddings,
     s009_claims_by_subject,
     s007_tenant_scoped_ids,
+    s008_readmit_event,
 ]
 
 #: Tables rebuilt from ``memory_events`` (hashed by ``state_hash``, in this order).

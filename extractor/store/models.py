@@ -29,6 +29,7 @@ EventKind = Literal[
     "REVOKE",
     "RESTORE",
     "ERASE",
+    "READMIT",
 ]
 
 #: How a child claim was made from a parent claim (the derivation graph, seed §7).
@@ -144,6 +145,11 @@ class IngestReport(_Record):
     superseded: list[str] = Field(default_factory=list, description="Claims this ingest retired.")
     conflicts: list[list[str]] = Field(
         default_factory=list, description="New CONFLICTS_WITH pairs."
+    )
+    readmit: ReadmitReport | None = Field(
+        default=None,
+        description="The result was decided under another policy version than the store's: "
+        "what re-deciding the stored claims under it did, before this ingest.",
     )
 
 
@@ -324,3 +330,46 @@ class Why(_Record):
     supersedes: list[str]
     conflicts_with: list[str]
     history: list[ClaimVersion]
+
+
+class ReadmitChange(_Record):
+    """A claim whose admission decision the new policy changed."""
+
+    claim_id: str
+    lifecycle_before: LifecycleState
+    lifecycle_after: LifecycleState
+    allowed_before: list[Capability]
+    allowed_after: list[Capability]
+    rules_before: list[str]
+    rules_after: list[str]
+
+
+class ReadmitSkip(_Record):
+    """A stored claim the new policy could not re-decide, and why."""
+
+    claim_id: str
+    reason: str
+
+
+class ReadmitReport(_Record):
+    """The impact report of :meth:`MemoryStore.readmit`: a policy change re-decides every stored
+    claim from its recorded candidate; dependents are revalidated as after a revocation."""
+
+    event_seq: int | None = Field(description="The READMIT event; None when nothing changed.")
+    policy_id: str
+    policy_version: str
+    previous_policies: list[str] = Field(description="'id version' of the decisions replaced.")
+    trigger: str
+    decided: int = Field(description="Claims re-decided under the policy.")
+    changed: list[ReadmitChange] = Field(
+        default_factory=list, description="Claims whose decision changed (lifecycle, uses, rules)."
+    )
+    skipped: list[ReadmitSkip] = Field(default_factory=list)
+    revocation: RevocationReport | None = Field(
+        default=None,
+        description="Claims revalidated because a decision changed (the changed claims at depth "
+        "0, their dependents after), with the reads that already consumed them.",
+    )
+
+
+IngestReport.model_rebuild()

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..admission import decide, load_policy
 from ..admission.policy import Policy
+from ..decisions import AdmissionDecision
 from ..errors import StoreError, UnknownMemory
 from ..hashing import content_hash, text_hash
 from ..results import ConversationResult
@@ -42,11 +43,9 @@ from .derivation import (
 from .erasing import Erasing
 from .explaining import EXPORTABLE, JSON_COLUMNS, Explaining
 from .models import (
-    AffectedClaim,
     Corroboration,
     DerivationRejectionRecord,
     DeriveReport,
-    Exposure,
     IngestReport,
     RevocationReport,
     RevocationTrigger,
@@ -54,7 +53,7 @@ from .models import (
     StoredClaim,
     VerifyReport,
 )
-from .projection import Outcome
+from .readmitting import Readmitting
 from .timeaxes import system_time, valid_bounds
 from .timeline import NORMALIZER_VERSION, claim_key
 
@@ -67,7 +66,7 @@ def _derived_id(activity: str, produced_by: str, claims: Sequence[DerivedClaim])
     return "der_" + content_hash(body).removeprefix("sha256:")[:20]
 
 
-class MemoryStore(Erasing, Explaining, StoreCore):
+class MemoryStore(Readmitting, Erasing, Explaining, StoreCore):
     """A memory store. ``path`` is a SQLite file (created with its migrations when missing).
 
     ``clock`` supplies system time (tests pass a fake one); ``backend`` replaces the SQLite
@@ -82,12 +81,17 @@ class MemoryStore(Erasing, Explaining, StoreCore):
         *,
         tenant: str | None = None,
         subject: str | None = None,
+        policy: Policy | None = None,
     ) -> IngestReport:
         """Persist every candidate of ``result`` whose decision says ``persist``.
 
         ``tenant`` and ``subject`` default to the result's own fields (set from the
         conversation's ``metadata.tenant`` / ``metadata.user_id``); the tenant falls back to
         :data:`DEFAULT_TENANT`. Idempotent: a result (or a memory) already stored adds nothing.
+
+        A result decided under another admission policy version than the store's is a policy
+        change: when that policy is at hand (``policy``, or the shipped one), every stored claim
+        is re-decided under it first (:meth:`readmit`; ``IngestReport.readmit``).
         """
         tenant = tenant or result.tenant or DEFAULT_TENANT
         subject = subject or result.subject
@@ -101,6 +105,9 @@ class MemoryStore(Erasing, Explaining, StoreCore):
                 report.not_persisted.append(c.memory_id)
             else:
                 chosen.append((c, d))
+        under = {(d.policy_id, d.policy_version) for d in result.decisions}
+        readmitted = self._follow_policy(under.pop() if len(under) == 1 else None, policy)
+        report.readmit = readmitted
         with self.backend.transaction():
             existing = self._existing([c.memory_id for c, _ in chosen], tenant)
             fresh = [(c, d) for c, d in chosen if c.memory_id not in existing]
@@ -108,7 +115,9 @@ class MemoryStore(Erasing, Explaining, StoreCore):
                                      if c.memory_id in existing]  # fmt: skip
             if not fresh:
                 return report
-            memories = [_memory_payload(c, d, result, tenant, subject) for c, d in fresh]
+            unstored = {d.memory_id: d for d in result.decisions if not d.persist}
+            memories = [_memory_payload(c, d, result, tenant, subject, unstored)
+                        for c, d in fresh]  # fmt: skip
             payload = {
                 "tenant": tenant,
                 "subject": subject,
@@ -184,7 +193,9 @@ class MemoryStore(Erasing, Explaining, StoreCore):
             if not payload_claims:
                 return report
             payload = {"tenant": tenant, "subject": subject, "memory_id": mid,
-                       "external_id": external, "activity": activity, "produced_by": produced_by,
+                       "external_id": external, "activity": activity,
+                       "requested_uses": [u.value for u in requested_uses],
+                       "produced_by": produced_by,
                        "claims": payload_claims}  # fmt: skip
             seq, _ = self._record("DERIVE", payload, tenant=tenant, actor=produced_by)
             report.event_seq = seq
@@ -232,20 +243,6 @@ class MemoryStore(Erasing, Explaining, StoreCore):
                 rows = rows if len(rows) == 1 else []
             out[ref] = self._view(rows[0]) if rows else None
         return out
-
-    def _view(self, row: Mapping[str, Any]) -> ParentView:
-        (current,) = self.backend.current({"claim_id": row["claim_id"]})
-        return ParentView(
-            claim_id=row["claim_id"], memory_id=row["memory_id"], tenant=row["tenant"],
-            content=row["content"], hedges=json.loads(row["hedges"]),
-            lifecycle=current["lifecycle_state"], verification=current["verification_state"],
-            allowed=json.loads(current["allowed_uses"]),
-            forbidden=json.loads(current["forbidden_uses"]), flags=json.loads(current["flags"]),
-            revoked=bool(row["revoked"]), erased=bool(row["erased"]),
-            valid_from=current["valid_from"], valid_to=current["valid_to"],
-            decision_input_hash=row["decision_input_hash"],
-            observation=current["kind"] == "OBSERVATION",
-        )  # fmt: skip
 
     def _subject_of(self, parents: Sequence[ParentView]) -> str | None:
         """The parents' subject when they all share one, else ``None``."""
@@ -476,56 +473,6 @@ class MemoryStore(Erasing, Explaining, StoreCore):
             raise UnknownMemory(ref, what="memory, claim or source")
         return [r["claim_id"] for r in rows], [], rows[0]["tenant"]
 
-    def _impact(
-        self,
-        seq: int,
-        targets: list[str],
-        payload: Mapping[str, Any],
-        before: Mapping[str, Mapping[str, Any]],
-        outcome: Outcome,
-        at: str,
-    ) -> RevocationReport:
-        affected = []
-        for cid in sorted(c for c, d in outcome.depth.items() if d > 0):
-            old, new = before.get(cid), outcome.states[cid]
-            affected.append(AffectedClaim(
-                claim_id=cid, depth=outcome.depth[cid],
-                lifecycle_before=old["lifecycle_state"] if old else new.lifecycle,
-                lifecycle_after=new.lifecycle,
-                allowed_before=json.loads(old["allowed_uses"]) if old else [],
-                allowed_after=sorted(new.allowed, key=list(Capability).index),
-                support=outcome.support.get(cid, []),
-            ))  # fmt: skip
-        ended = {a.claim_id: a.lifecycle_after for a in affected}
-        exposures = self._exposures([*payload["claims"], *ended], at)
-        return RevocationReport(
-            event_seq=seq, targets=targets, reason=payload["reason"], trigger=payload["trigger"],
-            affected=affected,
-            restored=[c for c, s in ended.items() if s not in (QUARANTINED, REVOKED)],
-            quarantined=[c for c, s in ended.items() if s == QUARANTINED],
-            revoked=[c for c, s in ended.items() if s == REVOKED],
-            max_depth=max((a.depth for a in affected), default=0), exposures=exposures,
-        )  # fmt: skip
-
-    def _exposures(self, claim_ids: Sequence[str], until: str) -> list[Exposure]:
-        items = self.backend.select_in("read_items", "claim_id", claim_ids)
-        items = [i for i in items if i["stage"] in ("ADMITTED", "SERIALIZED")]
-        reads = {r["read_id"]: r for r in self.backend.select_in(
-            "reads", "read_id", [i["read_id"] for i in items])}  # fmt: skip
-        out = [
-            Exposure(
-                read_id=i["read_id"],
-                at=reads[i["read_id"]]["at"],
-                caller=reads[i["read_id"]]["caller"],
-                purpose=reads[i["read_id"]]["purpose"],
-                claim_id=i["claim_id"],
-                stage=i["stage"],
-            )
-            for i in items
-            if i["read_id"] in reads and reads[i["read_id"]]["at"] <= until
-        ]
-        return sorted(out, key=lambda e: (e.at, e.read_id, e.claim_id, e.stage))
-
 
 def key_payload(content: str, subject: str | None, *, proposition: bool) -> dict[str, Any] | None:
     key = claim_key(content, subject, proposition=proposition)
@@ -536,7 +483,12 @@ def key_payload(content: str, subject: str | None, *, proposition: bool) -> dict
 
 
 def _memory_payload(
-    c: Any, d: Any, result: ConversationResult, tenant: str, subject: str | None
+    c: Any,
+    d: Any,
+    result: ConversationResult,
+    tenant: str,
+    subject: str | None,
+    unstored: Mapping[str, AdmissionDecision],
 ) -> dict[str, Any]:
     span = c.source_span
     valid_from, valid_to = valid_bounds(c.temporal.valid_from, c.temporal.valid_to)
@@ -560,6 +512,11 @@ def _memory_payload(
         "produced_by": c.provenance.model,
         "key": key_payload(c.content, subject, proposition=c.kind is CandidateKind.PROPOSITION),
         "decision": decision_payload(d),
+        "as_of": None if d.as_of is None else d.as_of.isoformat(),
+        "candidate": c.model_dump(mode="json"),
+        "parent_decisions": {
+            p: unstored[p].model_dump(mode="json") for p in c.parent_memory_ids if p in unstored
+        },
     }
 
 
