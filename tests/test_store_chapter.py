@@ -8,6 +8,7 @@ from store_helpers import Clock, result, user_says
 
 from extractor import MemoryStore
 from extractor.store import DerivedClaim
+from extractor.store.derivation import faithful_to_parents
 
 FE = "FACTUAL_EVIDENCE"
 
@@ -471,3 +472,26 @@ def test_the_impact_report_lists_reads_that_consumed_the_revoked_state(store):
     report = store.revoke(m["m1"], reason="retracted", trigger="SOURCE_REVOKED")
     # r1 consumed a dependent before containment; r2 read an unaffected claim; r3 is later
     assert [(e.read_id, e.claim_id) for e in report.exposures] == [("r1", m["m7"])]
+
+
+def test_the_derivation_gate_is_the_extraction_gates_faithfulness_check(store):
+    """A derived claim is checked against its parents' text by the same check that checks a
+    candidate against its quote: polarity, hedges, names and numbers, claims beyond the source."""
+    store.ingest(user_says("f", "I live in Paris. My manager is Alice."), subject="u1")
+    props = {c.content: c.claim_id for c in store.claims() if c.kind == "PROPOSITION"}
+    paris, alice = props["User lives in Paris."], props["User's manager is Alice."]
+    report = store.derive(
+        [
+            DerivedClaim(content="User does not live in Paris.", requires=[paris]),
+            DerivedClaim(content="User lives in Paris with Bob.", requires=[paris]),
+            DerivedClaim(
+                content="User lives in Paris; User's manager is Alice.", requires=[paris, alice]
+            ),  # fmt: skip
+        ],
+        produced_by="summarizer",
+    )
+    codes = {r.index: r.code for r in report.rejected}
+    assert codes == {0: "NEGATION_ADDED", 1: "UNSUPPORTED_BY_PARENTS"}
+    assert "bob" in report.rejected[1].message.lower()
+    assert [c.content for c in report.stored] == ["User lives in Paris; User's manager is Alice."]
+    assert faithful_to_parents("User lives in Paris.", []) is not None  # no parent, no support

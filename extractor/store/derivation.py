@@ -5,10 +5,11 @@ A summarizer -- an LLM or a program -- *proposes* a derivation: claims, each nam
 claims it requires. Nothing it says is trusted:
 
 * **the gate** (:func:`check_claim`, pure) rejects a claim with no parent (no claim without a
-  parent span), with a parent the store does not hold or holds revoked or erased, that states a
-  number or a name none of its required parents contains, that drops a parent's hedge,
-  approximation or attribution (the seed's uncertainty rule, checked with the extraction gate's
-  own cues), or that states as settled what a parent holds in conflict ("Sources disagree
+  parent span), with a parent the store does not hold or holds revoked or erased, that is not
+  faithful to its required parents' text -- the extraction gate's own faithfulness check
+  (:func:`~extractor.content.faithfulness.check_faithful`) with the parents as the source:
+  unsupported clauses, numbers or names, changed polarity, dropped hedges, approximations or
+  attribution -- or that states as settled what a parent holds in conflict ("Sources disagree
   about X" must survive compaction);
 * **admission** (:func:`admit_derived`) runs the admission policy on the claim as a candidate of
   origin ``MEMORY_DERIVED`` whose parents are its required parents, with their current
@@ -31,6 +32,7 @@ from .._version import SCHEMA_VERSION, __version__
 from ..admission import decide, load_policy
 from ..admission.policy import Policy
 from ..candidates import MemoryCandidate, Provenance
+from ..content.faithfulness import Finding, check_faithful, source_for, widen
 from ..decisions import AdmissionDecision
 from ..extraction import SourceSpan, TemporalScope, Uncertainty
 from ..validation import uncertainty_cues
@@ -45,14 +47,36 @@ from ..vocab import (
 )
 from .models import DerivationRelation
 
-#: Tokens a derived claim may state only if a required parent states them: numbers and names.
-_SPECIFIC = re.compile(r"\d[\d,.]*|\b[A-Z][a-zA-Z]+(?:['’]s)?\b")
 _DISAGREEMENT = re.compile(
     r"\b(disagree\w*|conflict\w*|disput\w*|contradict\w*|differ\w*|inconsistent|unclear|"
     r"uncertain|unresolved|contested|either)\b",
     re.IGNORECASE,
 )
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Z][a-zA-Z]+)")
+
+#: The gate's faithfulness codes as derivation rejection codes (the others keep their name).
+FAITHFULNESS_CODES = {"CONTENT_UNSUPPORTED": "UNSUPPORTED_BY_PARENTS"}
+
+#: Words a claim may use to state a disagreement its conflicting parents hold.
+DISAGREEMENT_WORDS = (
+    "sources source disagree disagreement conflict conflicting conflicts dispute disputed "
+    "contradict contradictory differ different inconsistent unclear uncertain unresolved "
+    "contested either or whether both"
+)
+
+
+def faithful_to_parents(
+    content: str, parents: Sequence[ParentView], *, disagreement: bool = False
+) -> Finding | None:
+    """The extraction gate's faithfulness check (:func:`~extractor.content.faithfulness.
+    check_faithful`) with the required parents' text as the source: every clause must be
+    supported by a parent claim, keep its polarity, its hedges, reporters and approximations,
+    and state no number, date or name no parent states. With ``disagreement`` (a parent is in
+    conflict), the words that state a disagreement are allowed too."""
+    text = "\n".join(p.content.strip() for p in parents)
+    source = source_for(text, 0, len(text))
+    if disagreement:
+        source = widen(source, [DISAGREEMENT_WORDS])
+    return check_faithful(content, source)
 
 
 class DerivedClaim(BaseModel):
@@ -110,16 +134,6 @@ class ParentView(BaseModel):
     )
 
 
-def _specifics(text: str) -> set[str]:
-    starts = {m.group(1) for m in _SENTENCE_START.finditer(text)}
-    found = set()
-    for token in _SPECIFIC.findall(text):
-        word = token.rstrip(".,").removesuffix("'s").removesuffix("’s")
-        if word and word not in starts:
-            found.add(word.lower())
-    return found
-
-
 def check_claim(
     index: int, claim: DerivedClaim, parents: Mapping[str, ParentView | None], tenant: str
 ) -> DerivationRejection | None:
@@ -140,17 +154,13 @@ def check_claim(
             return reject("PARENT_REVOKED", f"parent {ref!r} is {state}")
         if ref in claim.requires:
             required.append(p)
-    source_text = " ".join(p.content for p in required)
-    unsupported = sorted(_specifics(claim.content) - _specifics(source_text) - _words(source_text))
-    if unsupported:
-        return reject(
-            "UNSUPPORTED_BY_PARENTS",
-            f"states {', '.join(repr(u) for u in unsupported)}, which no required parent states",
-        )
+    conflicted = [p.claim_id for p in required if _in_conflict(p)]
+    finding = faithful_to_parents(claim.content, required, disagreement=bool(conflicted))
+    if finding is not None:
+        return reject(FAITHFULNESS_CODES.get(finding.code, finding.code), finding.message)
     lost = _lost_uncertainty(claim, required)
     if lost:
         return reject("UNCERTAINTY_DROPPED", f"drops the {lost} of a required parent")
-    conflicted = [p.claim_id for p in required if _in_conflict(p)]
     if conflicted and not _DISAGREEMENT.search(claim.content):
         return reject(
             "CONFLICT_DROPPED",
@@ -158,10 +168,6 @@ def check_claim(
             "(e.g. 'Sources disagree about ...')",
         )
     return None
-
-
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in re.findall(r"[\w$€£¥%]+", text)}
 
 
 def _lost_uncertainty(claim: DerivedClaim, parents: Sequence[ParentView]) -> str | None:
