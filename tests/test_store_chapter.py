@@ -486,7 +486,7 @@ def test_the_derivation_gate_is_the_extraction_gates_faithfulness_check(store):
             DerivedClaim(content="User lives in Paris with Bob.", requires=[paris]),
             DerivedClaim(
                 content="User lives in Paris; User's manager is Alice.", requires=[paris, alice]
-            ),  # fmt: skip
+            ),
         ],
         produced_by="summarizer",
     )
