@@ -148,3 +148,42 @@ def test_erasure_leaves_zero_residue_whatever_is_erased(target, by_subject):
         assert store.rebuild().identical
         for c in store.claims():
             assert c.erased == (c.claim_id in report.erased_claims)
+
+
+def test_erasing_claims_without_a_structural_key_touches_only_their_rows(tmp_path: Path):
+    """No replay of the log: only the erased claims, their dependents and the tombstone are
+    written; rebuild still reproduces the state hash, and the scan still finds zero residue.
+    The hooks the read path registers are told which claims went."""
+    db = tmp_path / "m.db"
+    secret = "Ottoline the tortoise"
+    with MemoryStore(db, clock=Clock()) as store:
+        ids = setup(store)
+        pet = store.ingest(user_says("c-pet", f"I adore {secret}."), subject="u3").stored
+        dependent = store.derive(
+            [DerivedClaim(content=f"User adores {secret}.", requires=[pet[0] + ":c1"])],
+            produced_by="p",
+        ).stored[0]
+        untouched = {c.claim_id: c.version for c in store.claims() if c.subject != "u3"}
+        told: list[list[str]] = []
+        store.on_erase(told.append)
+
+        def no_replay() -> None:
+            raise AssertionError("an incremental erasure must not rebuild the projection")
+
+        real = store.backend.clear_projection
+        store.backend.clear_projection = no_replay  # type: ignore[method-assign]
+        report = store.erase(conversation="c-pet")
+        store.backend.clear_projection = real  # type: ignore[method-assign]
+        assert report.projection == "incremental" and report.residue == []
+        assert dependent.claim_id in report.erased_claims  # it carried the content
+        assert told == [sorted(report.erased_claims)]
+        assert {c.claim_id: c.version for c in store.claims() if c.claim_id in untouched} == (
+            untouched
+        )
+        assert store.rebuild().identical and store.consistent()
+        assert store.verify_erasure([secret]).clean
+        # a claim with a structural key changes its neighbours' supersession history: replayed
+        store.ingest(user_says("c-city", "I live in Lisbon."), subject="u1")
+        store.ingest(user_says("c-move", "I moved to Porto.", "2026-08-01T10:00:00"), subject="u1")
+        assert store.erase(conversation="c-move").projection == "replayed"
+        assert ids["home"] and store.rebuild().identical

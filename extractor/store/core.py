@@ -58,6 +58,7 @@ class StoreCore:
         self.backend: Backend = backend or SQLiteBackend(path, create=create)
         self._clock = clock or utc_now
         self._projector = Projector(self.backend)
+        self._erase_hooks: list[Callable[[list[str]], None]] = []
 
     # -- lifecycle ------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,23 +62,39 @@ class Erasing(StoreCore):
             hashes = sorted({m["conversation_hash"] for m in whole if m["conversation_hash"]})
             dependents = self._dependents(claims) - set(claims)
             redacted = self._redact_events(set(claims))
+            # Without a structural key no projection input but content changed in the redacted
+            # events, so the ERASE applier alone reaches the replayed state; a keyed claim
+            # changes the supersession history of its neighbours, which only a replay redoes.
+            incremental = all(r["key_relation"] is None for r in rows)
             seq, _ = self._record("ERASE", {
                 "erasure_id": "", "selector_kind": kind, "claims": sorted(claims),
                 "memories": memories, "sources": sources,
                 "counts": {"claims": len(claims), "derived": len(set(claims) - set(roots)),
                            "memories": len(memories), "sources": len(sources),
                            "events_redacted": redacted},
-            }, tenant=tenant, actor=actor, apply=False)  # fmt: skip
+            }, tenant=tenant, actor=actor, apply=incremental)  # fmt: skip
             assert seq is not None
             erasure_id = self._name_erasure(seq)
-            self._replay()
+            if not incremental:
+                self._replay()
             # Vectors the read path computed from the content go with it (claim_embeddings).
             self.backend.delete_vectors(claims)
         self.backend.compact()
-        return self._after_erasure(
+        for hook in self._erase_hooks:
+            hook(sorted(claims))
+        report = self._after_erasure(
             erasure_id, seq, kind, claims, roots, dependents, redacted, strings,
             hashes if kind in ("subject", "conversation") else [], ledger, cache_dir,
         )  # fmt: skip
+        report.projection = "incremental" if incremental else "replayed"
+        return report
+
+    def on_erase(self, hook: Callable[[list[str]], None]) -> None:
+        """Call ``hook(claim_ids)`` after every erasure, with the erased claims' ids, once the
+        store has committed and compacted it: what a reader caches about them (vectors, ranked
+        lists) must go too. The read path registers its caches here (the store never reaches
+        into them)."""
+        self._erase_hooks.append(hook)
 
     def _name_erasure(self, seq: int) -> str:
         """Give the ERASE event its id (a hash of its position, never of content)."""
@@ -90,6 +106,7 @@ class Erasing(StoreCore):
         self.backend.update(
             "memory_events", {"seq": seq}, {"payload_json": canonical_json(payload)}
         )
+        self.backend.update("erasures", {"cause_seq": seq}, {"erasure_id": payload["erasure_id"]})
         return str(payload["erasure_id"])
 
     def _replay(self) -> None:

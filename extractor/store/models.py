@@ -282,6 +282,12 @@ class ErasureReport(_Record):
         description="Copies outside the store it cannot reach (the result files of the ledger's "
         "runs): the caller must erase there too."
     )
+    projection: Literal["incremental", "replayed"] = Field(
+        default="replayed",
+        description="incremental: only the erased claims' rows, their dependents' and the "
+        "tombstone were written; replayed: the projection was rebuilt from the redacted log "
+        "(an erased claim had a structural key, so other claims' supersession history changes).",
+    )
 
 
 class ErasureVerification(_Record):
