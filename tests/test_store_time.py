@@ -120,6 +120,12 @@ def test_an_unrelated_fact_is_never_retired_graphiti_1728(store):
     proposition(store, "new", "I moved to Berlin.", "2026-09-01T10:00:00")
     retired = {t for t, cid in facts.items() if store.claim(cid).superseded_by is not None}
     assert retired == {"I live in Paris."}
+    for i, text in enumerate(["My email is sam@example.com.", "My wife is Dana.",
+                              "My favorite color is blue.", "I am 34 years old."]):  # fmt: skip
+        facts[text] = proposition(store, f"w{i}", text, f"2026-10-0{i + 1}T10:00:00")
+    proposition(store, "newer", "My boss is Bob.", "2026-11-01T10:00:00")
+    retired = {t for t, cid in facts.items() if store.claim(cid).superseded_by is not None}
+    assert retired == {"I live in Paris.", "My manager is Alice."}
 
 
 def test_without_a_known_subject_nothing_is_superseded(store):
@@ -277,3 +283,68 @@ def test_the_normalizer_keys_only_functional_relations():
     assert claim_key("User lives in Paris.", "u1", proposition=False) is None
     key = claim_key("User just moved to New York last month.", "u1", proposition=True)
     assert key is not None and (key.relation, key.object) == ("lives_in", "new york")
+
+
+@pytest.mark.parametrize(
+    ("content", "key"),
+    [
+        ("User's boss is Bob.", ("manager", "bob", None)),
+        ("User reports to Carol.", ("manager", "carol", None)),
+        ("User is employed at Initech.", ("works_at", "initech", None)),
+        ("User works as a designer at Figma.", ("works_at", "figma", None)),
+        ("User is a nurse at St Mary's.", ("works_at", "st mary's", None)),
+        ("User relocated from Paris to Rome.", ("lives_in", "rome", None)),
+        ("User's home is in Lyon.", ("lives_in", "lyon", None)),
+        ("User lives in Berlin, Germany.", ("lives_in", "berlin, germany", None)),
+        ("User is based in Austin now.", ("lives_in", "austin", None)),
+        ("User's email is sam@example.com.", ("email", "sam@example.com", None)),
+        ("User's phone number is 555-0101.", ("phone", "555-0101", None)),
+        ("User's birthday is March 3.", ("birthday", "march 3", None)),
+        ("User's wife is Dana.", ("partner", "dana", None)),
+        ("User is 34 years old.", ("age", "34", None)),
+        ("User's favorite color is blue.", ("favorite", "blue", "color")),
+        ("User's name is Will.", ("name", "will", None)),
+        ("User no longer lives in Paris.", None),
+        ("User used to live in Madrid.", None),
+        ("User might move to Oslo.", None),
+        ("User thinks they will move to Oslo.", None),
+        ("User doesn't work at Acme.", None),
+    ],
+)
+def test_the_widened_normalizer_keys_what_it_can_resolve_and_nothing_else(content, key):
+    found = claim_key(content, "u1", proposition=True)
+    assert (None if found is None else (found.relation, found.object, found.scope)) == key
+
+
+def test_a_value_that_may_be_the_same_conflicts_instead_of_superseding(store):
+    berlin = proposition(store, "c1", "I live in Berlin.", "2026-03-01T10:00:00")
+    precise = proposition(store, "c2", "I live in Berlin, Germany.", "2026-09-01T10:00:00")
+    assert store.claim(berlin).superseded_by is None
+    assert store.claim(berlin).verification_state == "CONFLICTING"
+    assert store.claim(precise).verification_state == "CONFLICTING"
+
+
+def test_a_birthday_is_never_superseded_a_different_one_conflicts(store):
+    first = proposition(store, "c1", "My birthday is March 3.", "2026-03-01T10:00:00")
+    second = proposition(store, "c2", "My birthday is March 5.", "2026-09-01T10:00:00")
+    assert store.claim(first).superseded_by is None
+    assert {store.claim(first).verification_state, store.claim(second).verification_state} == {
+        "CONFLICTING"
+    }
+
+
+def test_without_a_known_time_a_different_value_conflicts_instead_of_superseding(store):
+    paris = proposition(store, "c1", "I live in Paris.", "2026-03-01T10:00:00")
+    untimed = store.ingest(result("c2", ("user", "I moved to Berlin.")), subject="u1")
+    (berlin,) = [m for m in untimed.stored if store.claim(m).kind == "PROPOSITION"]
+    assert store.claim(paris).superseded_by is None
+    assert store.claim(paris).verification_state == "CONFLICTING"
+    assert store.claim(berlin).verification_state == "CONFLICTING"
+
+
+def test_favorites_of_different_categories_are_different_keys(store):
+    color = proposition(store, "c1", "My favorite color is blue.", "2026-03-01T10:00:00")
+    proposition(store, "c2", "My favorite food is pizza.", "2026-09-01T10:00:00")
+    assert store.claim(color).superseded_by is None
+    green = proposition(store, "c3", "My favorite color is green.", "2026-10-01T10:00:00")
+    assert store.claim(color).superseded_by == green

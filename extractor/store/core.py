@@ -284,10 +284,10 @@ class StoreCore:
         seq: int,
         targets: list[str],
         payload: Mapping[str, Any],
-        before: Mapping[str, Mapping[str, Any]],
         outcome: Outcome,
         at: str,
     ) -> RevocationReport:
+        before = outcome.before
         affected = []
         for cid in sorted(c for c, d in outcome.depth.items() if d > 0):
             old, new = before.get(cid), outcome.states[cid]

@@ -23,7 +23,14 @@ from ..vocab import Capability, LifecycleState
 from .backend import Backend, Row
 from .settle import Decision, Inputs, State, settle
 from .support import Justification, current_support, forward_closure, relabel
-from .timeline import ORIGIN_AUTHORITY, VERIFIED_AUTHORITY, Keyed, Resolution, resolve
+from .timeline import (
+    IMMUTABLE,
+    ORIGIN_AUTHORITY,
+    VERIFIED_AUTHORITY,
+    Keyed,
+    Resolution,
+    resolve,
+)
 
 CAPABILITY_BITS = {c: 1 << i for i, c in enumerate(Capability)}
 
@@ -55,6 +62,9 @@ class Outcome:
     support: dict[str, list[str]]
     changed: set[str]
     levels: Mapping[str, int | None] = field(default_factory=dict)
+    #: The current ``claim_versions`` row of each region claim before this change (the impact
+    #: report's "before"), read once by the write.
+    before: Mapping[str, Row] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -239,7 +249,10 @@ class Projector:
         outcome.depth = depth
         outcome.levels = levels
         if write:
-            outcome.changed = self._write(claims, outcome.states, levels, cause, revalidate)
+            outcome.before = self.db.current_in(claims)
+            outcome.changed = self._write(
+                claims, outcome.states, levels, cause, revalidate, outcome.before
+            )
         return outcome
 
     def _settle_region(
@@ -308,21 +321,21 @@ class Projector:
         levels: Mapping[str, int | None],
         cause: Cause,
         revalidate: bool,
+        current: Mapping[str, Row],
     ) -> set[str]:
-        current = self.db.current_in(claims)
         rows: list[Row] = []
         changed: set[str] = set()
         for cid in sorted(new_states):
             state = new_states[cid]
             old = current.get(cid)
+            was = None if old is None else state_of(old)
             version = (old["version"] if old else 0) + 1
-            if revalidate and old is not None:
-                pending = _pending(state_of(old))
-                rows.append(version_row(cid, version, pending, cause))
+            if revalidate and was is not None:
+                rows.append(version_row(cid, version, _pending(was), cause))
                 version += 1
-            if old is None or revalidate or state_of(old) != state:
+            if was is None or revalidate or was != state:
                 rows.append(version_row(cid, version, state, cause))
-                if old is None or state_of(old) != state:
+                if was != state:
                     changed.add(cid)
         self.db.write_versions(rows)
         self.db.set_levels({c: lv for c, lv in levels.items() if claims[c]["support_level"] != lv})
@@ -369,7 +382,9 @@ class Projector:
             authority = VERIFIED_AUTHORITY if cid in held else ORIGIN_AUTHORITY.get(
                 origins[r["memory_id"]], 1)  # fmt: skip
             start = r["stated_valid_from"] or naive(r["observed_at"] or r["recorded_at"])
-            out.append(Keyed(cid, r["key_object"], start, authority))
+            timed = r["stated_valid_from"] is not None or r["observed_at"] is not None
+            out.append(Keyed(cid, r["key_object"], start, authority, timed=timed,
+                             mutable=r["key_relation"] not in IMMUTABLE))  # fmt: skip
         return out
 
     def _write_resolution(

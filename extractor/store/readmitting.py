@@ -117,13 +117,12 @@ class Readmitting(StoreCore):
                     "verifications": {v: d for v, (_, d) in verifications.items()},
                     "claims": changed, "sources": [],
                 }  # fmt: skip
-                before = self.backend.current_in(self._dependents(changed) | set(changed))
                 seq, outcome = self._record("READMIT", payload, tenant=None, actor=actor)
                 assert seq is not None
                 assert outcome is not None
                 report.event_seq = seq
                 at = str(self.backend.select("memory_events", {"seq": seq})[0]["at"])
-                impact = self._impact(seq, changed, payload, before, outcome, at)
+                impact = self._impact(seq, changed, payload, outcome, at)
                 report.revocation = _merge(report.revocation, impact)
             else:
                 raise StoreError(f"readmission did not settle in {MAX_ROUNDS} rounds")

@@ -453,13 +453,12 @@ class MemoryStore(Readmitting, Erasing, Explaining, StoreCore):
         with self.backend.transaction():
             claims, sources, tenant = self._targets(ref)
             region = [*claims, *sources]
-            before = self.backend.current_in(self._dependents(region) | set(claims))
             payload = {"claims": claims, "sources": sources, "reason": reason, "trigger": trigger}
             seq, outcome = self._record(kind, payload, tenant=tenant, actor=actor)
             assert seq is not None
             assert outcome is not None
             at = str(self.backend.select("memory_events", {"seq": seq})[0]["at"])
-            return self._impact(seq, region, payload, before, outcome, at)
+            return self._impact(seq, region, payload, outcome, at)
 
     def _targets(self, ref: str) -> tuple[list[str], list[str], str | None]:
         sources = self.backend.select("sources", {"source_id": ref})
