@@ -11,9 +11,14 @@
   ``--conversations``) through the offline pipeline (not timed), then ``MemoryStore.ingest`` of
   every result into a fresh file store (timed): candidates stored per second.
 * **Size.** The store file after ingest and VACUUM, per stored claim.
+* **Erasure.** One conversation erased from a file store of ``--erasure-claims`` claims: the
+  incremental erasure (CPU, wall; it includes the compaction and the residue scan) against a
+  full replay of the log, which each erasure did before.
 
     .venv/bin/python benchmarks/store_revocation.py --dependents 10000 100000
     .venv/bin/python benchmarks/store_revocation.py --dependents 10000 --conversations 500
+    .venv/bin/python benchmarks/store_revocation.py --dependents --conversations 0 \\
+        --erasure-claims 10000
 """
 
 from __future__ import annotations
@@ -99,6 +104,38 @@ def revocation(dependents: int, background: int, alternatives: int) -> dict[str,
     }  # fmt: skip
 
 
+def erasure(claims: int) -> dict[str, Any]:
+    """Erase one conversation (a claim without a structural key) from a store of ``claims``
+    claims: the incremental erasure against a full replay of the log (what every erasure cost
+    before it was incremental; ``rebuild`` still does it)."""
+    ex = Extractor(client=OfflineClient())
+    t = template(ex)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        MemoryStore(Path(tmp) / "m.db", clock=Clock()) as store,
+    ):
+        for r in tree_results(t, "e", claims - 1):
+            store.ingest(r, subject="u1")
+        secret = "Zanzibar ledger 7741"  # in no other claim, so any residue is this erasure's
+        c0 = t.candidates[0]
+        span = c0.source_span.model_copy(update={"quote": secret})
+        gone = t.model_copy(update={
+            "conversation_id": "gone", "conversation_hash": "sha256:gone",
+            "candidates": [c0.model_copy(update={"content": secret, "source_span": span})],
+        })  # fmt: skip
+        store.ingest(gone, subject="u2")
+        wall, cpu = time.perf_counter(), time.process_time()
+        report = store.erase(conversation="gone")
+        erase = (time.perf_counter() - wall, time.process_time() - cpu)
+        wall, cpu = time.perf_counter(), time.process_time()
+        rebuilt = store.rebuild()
+        replay = (time.perf_counter() - wall, time.process_time() - cpu)
+    return {"claims": claims, "projection": report.projection, "residue": len(report.residue),
+            "erase_wall_s": round(erase[0], 2), "erase_cpu_s": round(erase[1], 2),
+            "replay_wall_s": round(replay[0], 2), "replay_cpu_s": round(replay[1], 2),
+            "rebuild_identical": rebuilt.identical}  # fmt: skip
+
+
 def ingest(conversations: int) -> dict[str, float | int]:
     ex = Extractor(client=OfflineClient())
     results = []
@@ -128,7 +165,10 @@ def main() -> None:
     ap.add_argument("--background", type=int, default=None, help="Default: 4 x dependents.")
     ap.add_argument("--alternatives", type=int, default=100, help="Dependents given alt support.")
     ap.add_argument("--conversations", type=int, default=300)
+    ap.add_argument("--erasure-claims", type=int, default=0, help="Erasure cost in a store of N.")
     args = ap.parse_args()
+    if args.erasure_claims:
+        print(json.dumps({"erasure": erasure(args.erasure_claims)}))
     for d in args.dependents:
         bg = args.background if args.background is not None else 4 * d
         print(json.dumps({"revocation": revocation(d, bg, args.alternatives)}))

@@ -3,6 +3,7 @@ revalidated as after a revocation, and never a use the policy does not grant."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -115,3 +116,26 @@ def test_store_readmit_cli_reports_the_changed_claims(tmp_path: Path):
     assert tea in done.output and derived in done.output and V2.version in done.output
     missing = CliRunner().invoke(cli, ["store", "readmit", str(tmp_path / "none.db")])
     assert missing.exit_code == 2 and "none.db" in missing.output
+
+
+def test_extractor_run_with_a_new_policy_version_re_admits_the_store_it_ingests_into(
+    tmp_path: Path,
+):
+    def conversation(cid: str, text: str) -> Path:
+        path = tmp_path / f"{cid}.jsonl"
+        line = {"id": cid, "metadata": {"user_id": "u1"},
+                "messages": [{"role": "user", "content": text}]}  # fmt: skip
+        path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+        return path
+
+    policy = tmp_path / "v2.toml"
+    policy.write_text(policy_v2_text(), encoding="utf-8")
+    db = tmp_path / "m.db"
+    for cid, text, extra in (("c1", "I prefer green tea.", []),
+                             ("c2", "I prefer oolong.", ["--policy", str(policy)])):  # fmt: skip
+        done = CliRunner().invoke(cli, ["run", str(conversation(cid, text)), "--out",
+                                        str(tmp_path / f"{cid}.out"), "--store", str(db),
+                                        "--quiet", *extra])  # fmt: skip
+        assert done.exit_code == 0, done.output
+    with MemoryStore(db) as store:
+        assert {c.policy_version for c in store.claims()} == {V2.version}

@@ -151,7 +151,7 @@ def run(ctx: click.Context, /, inputs: tuple[str, ...], **options: Any) -> None:
         progress = _progress(inputs, o["quiet"], o["shard"])
         with (
             _ledger(o["ledger"]) as ledger,
-            _store(o["store_path"]) as ingesting,
+            _store(o["store_path"], extractor.policy) as ingesting,
             progress as observers,
         ):
             observers = [*ingesting, *observers, latest]
@@ -223,25 +223,26 @@ def _ledger(path: Path | None) -> Iterator[Any]:
 class _StoreIngest(BatchObserver):
     """Ingests each result into a memory store (idempotent, so a resumed run adds nothing)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, policy: Any) -> None:
         self.store = store
+        self.policy = policy  # the run's admission policy: a new version re-admits the store
         self.without_subject = 0
 
     def on_result(self, result: ConversationResult, conversation: Conversation) -> None:
-        report = self.store.ingest(result)
+        report = self.store.ingest(result, policy=self.policy)
         if report.subject is None:
             self.without_subject += len(report.stored)
 
 
 @contextlib.contextmanager
-def _store(path: Path | None) -> Iterator[list[BatchObserver]]:
+def _store(path: Path | None, policy: Any = None) -> Iterator[list[BatchObserver]]:
     if path is None:
         yield []
         return
     from ..store import MemoryStore
 
     with MemoryStore(path) as store:
-        observer = _StoreIngest(store)
+        observer = _StoreIngest(store, policy)
         yield [observer]
     if observer.without_subject:
         print(no_subject_note(observer.without_subject, "extractor run --subject S"),
