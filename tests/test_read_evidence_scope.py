@@ -36,8 +36,8 @@ def _families(store: MemoryStore, *claim_ids: str, known_at: str | None = None) 
 
 def _verified(store: MemoryStore, cid: str, text: str) -> tuple[object, str]:
     conv = conversation(cid, text)
-    store.ingest(handmade(conv, [candidate(conv, 0)]))
-    return conv, f"mem_{cid}_0:c1"
+    (stored,) = store.ingest(handmade(conv, [candidate(conv, 0)])).stored
+    return conv, f"{stored}:c1"
 
 
 def test_a_derived_claim_has_its_parents_families_and_never_more(store):
@@ -144,8 +144,9 @@ def test_the_store_keeps_the_admission_evidence_scope_and_the_read_path_judges_i
     decisions = admit([tool, stale])
     assert [d.evidence_as_of for d in decisions] == ["2026-06-01T10:00:00", "2024-03"]
     result = handmade(conv, [tool, stale]).model_copy(update={"decisions": decisions})
-    store.ingest(result)
-    ids = [f"mem_scoped_{i}:c1" for i in (0, 1)]
+    stored = store.ingest(result).stored
+    by_external = dict(zip([c.memory_id for c in (tool, stale)], stored, strict=True))
+    ids = [f"{by_external[f'mem_scoped_{i}']}:c1" for i in (0, 1)]
     db = sqlite3.connect(store.backend.location)
     marks = ",".join("?" * len(ids))
     rows = dict(db.execute(
