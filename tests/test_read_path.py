@@ -17,7 +17,7 @@ from extractor.errors import ReadDenied, StoreError
 from extractor.read import Caller, HashingEmbedder, MemoryReader, VectorRanker, parse_context
 from extractor.read.rank import EligibleSlice, HybridRanker, LexicalRanker
 from extractor.store import store_memory_id
-from extractor.vocab import Origin, VerificationState
+from extractor.vocab import Capability, Origin, VerificationState
 
 AGENT = Caller(id="agent:support")
 USER = Caller(id="user:u1", acting_for="u1")
@@ -515,6 +515,9 @@ def test_a_reader_that_keeps_the_eligible_slice_sees_every_change_of_the_store(t
             assert set(ids()[0]) == {q_id, v_id}
             store.revoke(q_id, reason="retracted")  # another connection writes
             assert ids() == ([v_id], 1)
+            # a result decided under another policy re-admits the store first: the reader sees
+            # that too (the verified claim keeps PERSONALIZATION only if the new policy says so)
             store.ingest(pipeline("later", "Q3 revenue was $44 million, my manager said."))
             found, count = ids()
-            assert v_id in found and len(found) > 1 and count == len(found)
+            still = Capability.PERSONALIZATION in store.claim(v_id).allowed_uses
+            assert (v_id in found) == still and len(found) > 1 and count == len(found)

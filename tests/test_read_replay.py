@@ -16,6 +16,7 @@ from extractor.cli import cli
 from extractor.errors import StoreError
 from extractor.read import Caller, MemoryReader, parse_read_policy, replay
 from extractor.read.policy import DEFAULT_READ_POLICY_PATH
+from extractor.store import store_memory_id
 from extractor.vocab import Origin, VerificationState
 
 AGENT = Caller(id="agent:support")
@@ -45,6 +46,11 @@ effect = { use = "CONTEXT_ONLY" }
 """
 
 
+def _claim_id(candidate_id: str) -> str:
+    """The store's claim id of a candidate's one claim (memory ids are tenant-scoped)."""
+    return store_memory_id("acme", candidate_id) + ":c1"
+
+
 @pytest.fixture
 def world(tmp_path: Path):
     clock = Clock()
@@ -58,7 +64,7 @@ def world(tmp_path: Path):
                            verification_state=VerificationState.UNVERIFIED,
                            memory_type="WORLD_PROPOSITION")  # fmt: skip
         store.ingest(handmade(conv, [rumour, candidate(conv, 1)]))
-        yield store, conv, clock, "mem_ex5_0:c1", "mem_ex5_1:c1"
+        yield store, conv, clock, _claim_id("mem_ex5_0"), _claim_id("mem_ex5_1")
 
 
 def _read(store, conv, clock, purpose, **kw):
