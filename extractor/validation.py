@@ -558,6 +558,8 @@ def check_content(unit: CandidateUnit, message: Message, start: int, context: _C
     """The content must be faithful to its quote (:mod:`extractor.content.faithfulness`):
     polarity, hedges and reporters of the quote's sentence kept, no number, name or clause the
     source does not hold."""
+    if unit.memory_type in OBSERVATION_TYPES and _quotes_whole(unit):
+        return  # an event's content is the system's template over its quote: its words, exactly
     i = context.index[message.id]
     source = context.transcript.source(i, start, start + len(unit.span.quote))
     dates = [d for d in (unit.temporal.valid_from, unit.temporal.valid_to) if d]

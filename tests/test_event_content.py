@@ -27,6 +27,7 @@ from strategies import PROVENANCE
 from extractor.candidates import build_candidates
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.mockserver import MockServer
+from extractor.offline import offline_extract
 from extractor.proposal.events import MAX_CLAIMED_CHARS, event_content
 from extractor.results import ConversationResult
 from extractor.validation import validate_extraction
@@ -280,3 +281,15 @@ def test_a_tool_name_that_is_not_an_identifier_is_not_written_into_the_template(
     ]})  # fmt: skip
     got = [event_content(MemoryType.TOOL_OBSERVATION, "ok", m, conv) for m in conv.messages]
     assert got == ['Tool search returned: "ok"', 'A tool returned: "ok"', 'A tool returned: "ok"']
+
+
+def test_an_event_is_not_judged_by_a_neighbouring_sentences_hedge() -> None:
+    # hypothesis: the tool line "What if I moved? I think I might move." -- the event over the
+    # question was rejected UNCERTAINTY_DROPPED for the next sentence's "I think"; an event's
+    # content is the template over its quote, so there is nothing to judge
+    conv = conversation_from_data({"id": "t", "messages": [
+        {"role": "tool", "content": "What if I moved? I think I might move."}
+    ]})  # fmt: skip
+    report = validate_extraction(offline_extract(conv), conv)
+    assert report.rejections == [], report.feedback()
+    assert report.accepted
