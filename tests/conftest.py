@@ -47,3 +47,15 @@ def vcr_config(extractor_vcr_config: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def vcr_cassette_dir(request: pytest.FixtureRequest) -> str:
     return str(CASSETTES / request.module.__name__.rsplit(".", 1)[-1])
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """A default run leaves out the slow tests: say so, and how to run them, so none is
+    silently never run."""
+    if config.option.markexpr == "not slow":
+        left_out = terminalreporter.stats.get("deselected", [])
+        deselected = sum(1 for item in left_out if item.get_closest_marker("slow"))
+        if deselected:
+            terminalreporter.write_line(
+                f"{deselected} slow tests left out of this run: run them with `pytest -m slow`"
+            )

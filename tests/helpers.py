@@ -60,15 +60,24 @@ def cli_run_script(prelude: str, client: str, *, first_arg: int = 1) -> str:
     )
 
 
-def slow_run_script(delay: float) -> str:
-    """:func:`cli_run_script` with the offline model, each extraction ``delay`` seconds late."""
-    prelude = f"""
+def stalling_run_script() -> str:
+    """:func:`cli_run_script` with the offline model answering only the first ``sys.argv[1]``
+    extractions and then waiting forever on every other one (``-1``: it never waits); the CLI
+    arguments follow. A test can then kill the run at a known point without any timing: the run
+    cannot finish before the kill, however slow or fast the machine is."""
+    prelude = """
         import asyncio
+        import sys
+
         from extractor.offline import OfflineClient
 
-        class Slow(OfflineClient):
+        class Stalling(OfflineClient):
+            answered = 0
+
             async def extract(self, *args):
-                await asyncio.sleep({delay})
+                if 0 <= int(sys.argv[1]) <= Stalling.answered:
+                    await asyncio.Event().wait()
+                Stalling.answered += 1
                 return await super().extract(*args)
         """
-    return cli_run_script(prelude, "Slow()")
+    return cli_run_script(prelude, "Stalling()", first_arg=2)

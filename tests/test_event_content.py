@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hostile import assert_run_gate_held
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import PROVENANCE
 
 from extractor.candidates import build_candidates
+from extractor.cli import cli
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.mockserver import MockServer
 from extractor.offline import offline_extract
@@ -143,13 +143,12 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     out, ledger = d / "out.jsonl", d / "ledger.db"
     answers = {cid: attack_output(a) for cid, a in ATTACKS.items()}
     with MockServer(answers=answers) as server:
-        command = [
-            sys.executable, "-c", "from extractor.cli import main; main()", "run", str(src),
-            "--model", "stub", "--base-url", server.base_url, "--api-key", "k", "--mode", mode,
-            "--no-cache", "--out", str(out), "--ledger", str(ledger),
+        args = [
+            "run", str(src), "--model", "stub", "--base-url", server.base_url, "--api-key", "k",
+            "--mode", mode, "--no-cache", "--out", str(out), "--ledger", str(ledger),
         ]  # fmt: skip
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
+        done = CliRunner().invoke(cli, args)  # in-process: the suite imports the SDK only once
+    assert done.exit_code == 0, done.output
     convs = {
         cid: conversation_from_data({"id": cid, "messages": a.messages, "metadata": a.metadata})
         for cid, a in ATTACKS.items()

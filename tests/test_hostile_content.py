@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hostile import assert_run_gate_held
 
+from extractor.cli import cli
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.mockserver import MockServer
 from extractor.results import ConversationResult
@@ -304,13 +304,12 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     src.write_text("".join(json.dumps(conversation(cid)) + "\n" for cid in ATTACKS))
     out, ledger = d / "out.jsonl", d / "ledger.db"
     with MockServer(answers={cid: answer(cid) for cid in ATTACKS}) as server:
-        command = [
-            sys.executable, "-c", "from extractor.cli import main; main()", "run", str(src),
-            "--model", "stub", "--base-url", server.base_url, "--api-key", "k", "--mode", mode,
-            "--no-cache", "--out", str(out), "--ledger", str(ledger),
+        args = [
+            "run", str(src), "--model", "stub", "--base-url", server.base_url, "--api-key", "k",
+            "--mode", mode, "--no-cache", "--out", str(out), "--ledger", str(ledger),
         ]  # fmt: skip
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
+        done = CliRunner().invoke(cli, args)  # in-process: the suite imports the SDK only once
+    assert done.exit_code == 0, done.output
     convs: dict[str, Conversation] = {
         cid: conversation_from_data(conversation(cid)) for cid in ATTACKS
     }

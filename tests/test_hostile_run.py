@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import conv, read_lines, slow_run_script
+from helpers import conv, read_lines, stalling_run_script
 from hostile import BASE, MESSAGES, assert_ledger_consistent
 
 from extractor.batch import key_of_line, run_batch
@@ -44,7 +44,7 @@ from extractor.mockserver import MockServer
 from extractor.offline import offline_extract
 from extractor.pipeline import Extractor
 
-SLOW_RUN = slow_run_script(0.03)
+STALLING_RUN = stalling_run_script()
 
 
 def memory_cap() -> None:
@@ -70,11 +70,13 @@ ITEMS[21] = '{"id": "empty", "messages": []}'
 ITEMS[38] = conv("k38", "x" * 2001)  # over --limit-message-chars
 
 
-def start(src: Path, out: Path, ledger: Path) -> subprocess.Popen[bytes]:
-    args = [src, "--out", out, "--ledger", ledger, "--concurrency", "3", "-q",
+def start(src: Path, out: Path, ledger: Path, answered: int = -1) -> subprocess.Popen[bytes]:
+    """The run of ``src``; with ``answered`` set, it answers that many conversations and then
+    waits forever (it can only end by being killed)."""
+    args = [answered, src, "--out", out, "--ledger", ledger, "--concurrency", "3", "-q",
             "--limit-message-chars", "2000"]  # fmt: skip
     return subprocess.Popen(
-        [sys.executable, "-c", SLOW_RUN, *map(str, args)],
+        [sys.executable, "-c", STALLING_RUN, *map(str, args)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         preexec_fn=memory_cap,
@@ -99,7 +101,12 @@ def ledger_rows(path: Path) -> dict[str, tuple[str, int]]:
     return {run_id: (status, counts[run_id]) for run_id, status in runs.items()}
 
 
-@pytest.mark.parametrize("kill_after", [1, 14, 33])
+# Each kill point costs two `extractor` processes: the default run kills mid-batch, the slow run
+# also right after the first line and near the end.
+@pytest.mark.parametrize(
+    "kill_after",
+    [pytest.param(1, marks=pytest.mark.slow), 14, pytest.param(33, marks=pytest.mark.slow)],
+)
 def test_kill_9_then_restart_is_exactly_once_in_the_files_and_the_ledger(
     tmp_path: Path, kill_after: int
 ) -> None:
@@ -107,12 +114,14 @@ def test_kill_9_then_restart_is_exactly_once_in_the_files_and_the_ledger(
     src.write_text("\n".join(ITEMS) + "\n")
     out, ledger = tmp_path / "out.jsonl", tmp_path / "ledger.db"
     failures = Path(f"{out}.failures.jsonl")
-    proc = start(src, out, ledger)
+    # Three more answers than the kill waits for: conversations are still in flight (and being
+    # written) when it lands, and the run cannot have finished.
+    proc = start(src, out, ledger, answered=kill_after + 3)
     deadline = time.monotonic() + 300  # a ceiling for a loaded machine, not an expected time
     while time.monotonic() < deadline and proc.poll() is None:
         if complete_lines(out) + complete_lines(failures) >= kill_after:
             break
-        time.sleep(0.005)
+        time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     _, stderr = proc.communicate()
     assert proc.returncode == -signal.SIGKILL, f"the run ended before it was killed: {stderr!r}"
@@ -120,7 +129,7 @@ def test_kill_9_then_restart_is_exactly_once_in_the_files_and_the_ledger(
     assert kill_after <= before < len(ITEMS)
 
     restarted = start(src, out, ledger)
-    _, stderr = restarted.communicate(timeout=120)
+    _, stderr = restarted.communicate(timeout=300)
     assert restarted.returncode == 1, stderr  # three inputs are unusable
     assert b"Traceback" not in stderr
 

@@ -53,11 +53,13 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work
 
 
+@pytest.mark.slow  # runs documented shell commands: each `extractor` process starts afresh
 def test_walk_through_runs(walked: Path):
     assert (walked / "decisions.csv").read_text().startswith("result_key,memory_id,run_id,")
     assert (walked / "recorded.jsonl").read_text().count("\n") == 3
 
 
+@pytest.mark.slow  # runs documented shell commands: each `extractor` process starts afresh
 def test_sql_example_runs_on_the_walk_through_ledger(walked: Path):
     (query,) = blocks("sql")
     with sqlite3.connect(walked / "ledger.db") as db:

@@ -147,6 +147,7 @@ def policies(draw: st.DrawFn) -> Policy:
 PARENTS = st.lists(st.sampled_from(["mem_p1", "mem_p2"]), max_size=2, unique=True)
 
 
+@pytest.mark.slow  # ~4 s of CPU; the default policy's twin below runs in the default suite
 @SETTINGS
 @given(
     policies(),

@@ -31,6 +31,7 @@ def test_python_examples_run(
     assert capsys.readouterr().out.strip(), "each example prints what it did"
 
 
+@pytest.mark.slow  # runs documented shell commands: each `extractor` process starts afresh
 def test_cli_examples_run(tmp_path: Path) -> None:
     (cli_block, *_) = blocks("bash")
     shutil.copytree(REPO / "examples", tmp_path / "examples")

@@ -68,6 +68,7 @@ def test_quickstart_test_command_is_what_ci_runs():
     assert install_test.strip() == ci
 
 
+@pytest.mark.slow  # runs documented shell commands: each `extractor` process starts afresh
 def test_quickstart_main_job_runs_on_the_offline_model(workdir: Path):
     install_run = blocks_in("Quickstart", "bash")[0].strip()
     job = install_run.split(" && ")[-1].replace(".venv/bin/", "")
@@ -104,6 +105,7 @@ RUNNABLE = [
 ]
 
 
+@pytest.mark.slow  # runs documented shell commands: each `extractor` process starts afresh
 @pytest.mark.parametrize(("index", "body"), RUNNABLE, ids=[str(i) for i, _ in RUNNABLE])
 def test_bash_blocks_run(index: int, body: str, workdir: Path):
     with MockServer() as server:

@@ -37,6 +37,7 @@ def wait_for(port: int, server: subprocess.Popen[bytes]) -> None:
             time.sleep(0.1)
 
 
+@pytest.mark.slow  # runs documented shell commands: each `extractor` process starts afresh
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the documented commands use curl")
 def test_documented_commands_work(tmp_path: Path):
     (script,) = re.findall(r"```bash\n(.*?)```", DOC, re.DOTALL)

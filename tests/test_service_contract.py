@@ -122,6 +122,7 @@ max-examples = 40
 """
 
 
+@pytest.mark.slow  # fuzzes every operation and the stateful chain: ~15 s of CPU
 def test_schemathesis_finds_no_failure_with_every_check(service: tuple[str, str], tmp_path: Path):
     url, token = service
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks",

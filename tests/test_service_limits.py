@@ -99,7 +99,8 @@ def test_invalid_keys_from_one_address_get_429_and_never_lock_out_another(
         headers = {"authorization": f"Bearer {key}"}
         return client.post("/v1/extract", json=CONVERSATION, headers=headers)
 
-    guesses = ["nope", token[:-1] + "0", "mce_0123456789abcdef_" + "0" * 48]
+    near_miss = token[:-1] + ("1" if token.endswith("0") else "0")  # never the token itself
+    guesses = ["nope", near_miss, "mce_0123456789abcdef_" + "0" * 48]
     assert [call(attacker, g).status_code for g in guesses] == [401, 401, 401]
     refused = call(attacker, "another-guess")
     assert refused.status_code == 429 and refused.headers["retry-after"] == "10"
