@@ -229,7 +229,7 @@ def test_an_open_question_about_the_speaker_still_reads_the_bare_answer() -> Non
     ]
 
 
-@pytest.mark.parametrize("text", ["next month I", "Yesterday we.", "In 2021 I"])
+@pytest.mark.parametrize("text", ["next month I", "Yesterday we.", "In 2021 I", "I:b"])
 def test_a_time_and_a_pronoun_claim_nothing(text: str) -> None:
     # hypothesis found "next month I" dated into the content "In June 2024 User.", which the
     # gate rightly rejects as sharing no word with its quote

@@ -475,12 +475,13 @@ def stated(piece: Piece, message: Message, origin: Origin) -> Draft:
 
 
 def _says_more_than_when(text: str, anchor: datetime | None) -> bool:
-    """Whether ``text`` holds a word besides its time expressions and a pronoun: "next month I"
-    claims nothing (its content would be only a date once the time is resolved)."""
+    """Whether ``text`` holds a word (two letters or more) besides its time expressions and a
+    pronoun: "next month I" claims nothing (its content would be only a date once the time is
+    resolved), nor does "I:b"."""
     rest = text
     for found in reversed(find_expressions(text, anchor)):
         rest = rest[: found.start] + " " + rest[found.end :]
-    words = [w for w in re.findall(r"[^\W\d_]+", rest) if w.lower() not in _BARE_PRONOUNS]
+    words = [w for w in re.findall(r"[^\W_]{2,}", rest) if w.lower() not in _BARE_PRONOUNS]
     return bool(words)
 
 
