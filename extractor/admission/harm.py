@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .. import caseless
 from ..candidates import MemoryCandidate
+from .detect import matching
 
 _TARGET = (
     r"(?:someone|somebody|people|person|him|her|them|my\s+\w+|his\s+\w+|her\s+\w+|their\s+\w+|"
@@ -133,15 +133,5 @@ _DETECTORS = (
 def harmful_content(candidate: MemoryCandidate) -> Harm | None:
     """The harm ``candidate``'s content or quote states, or ``None`` when there is none."""
     text = f"{candidate.content}\n{candidate.source_span.quote}"
-    categories: list[str] = []
-    evidence: list[str] = []
-    for name, pattern in _DETECTORS:
-        if not caseless.search(pattern, text):
-            continue
-        m = pattern.search(text)
-        categories.append(name)
-        if m is not None:
-            evidence.append(m.group(0))
-    if not categories:
-        return None
-    return Harm(tuple(categories), tuple(dict.fromkeys(evidence)))
+    found = matching(_DETECTORS, text)
+    return None if found is None else Harm(*found)

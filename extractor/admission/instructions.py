@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .. import caseless
 from ..candidates import MemoryCandidate
+from .detect import matching
 
 _INJECTION = re.compile(
     r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|"
@@ -63,18 +63,8 @@ class Instruction:
 def instruction_in(candidate: MemoryCandidate) -> Instruction | None:
     """The instructions ``candidate``'s quote or content holds, or ``None``."""
     text = f"{candidate.source_span.quote}\n{candidate.content}"
-    categories: list[str] = []
-    evidence: list[str] = []
-    for name, pattern in _DETECTORS:
-        if not caseless.search(pattern, text):
-            continue
-        m = pattern.search(text)
-        categories.append(name)
-        if m is not None:
-            evidence.append(m.group(0))
-    if not categories:
-        return None
-    return Instruction(tuple(categories), tuple(dict.fromkeys(evidence)))
+    found = matching(_DETECTORS, text)
+    return None if found is None else Instruction(*found)
 
 
 __all__ = ["Instruction", "instruction_in"]
