@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from ..errors import ReadDenied, StoreError
 from ..hashing import text_hash
+from ..sqlitedb import connect
 from ..store.migrations import migration_names
 from ..vocab import Capability
 from .eligibility import (
@@ -103,13 +104,14 @@ class MemoryReader:
     ) -> None:
         path = _store_path(store)
         try:
-            self._db = sqlite3.connect(path, timeout=60, isolation_level=None)
-            self._db.execute("PRAGMA busy_timeout = 60000")
-            self._db.execute("PRAGMA synchronous = NORMAL")
             # Stage 1 and BM25 touch claims, memories and versions at random: keep the pages in
             # memory (SQLite's default page cache is 2 MB; a 100k-claim store is ~450 MB).
-            self._db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-            self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+            self._db = connect(
+                path,
+                wal=False,  # the store's writer chose the journal mode; a reader keeps it
+                check_same_thread=True,
+                pragmas={"cache_size": -CACHE_KIB, "mmap_size": MMAP_BYTES},
+            )
             self._db.execute("SELECT 1 FROM memory_current LIMIT 0")
             done = {r[0] for r in self._db.execute("SELECT name FROM store_migrations")}
         except sqlite3.Error as exc:

@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import StoreError
+from ..sqlitedb import DEFAULT_BUSY_TIMEOUT_S, connect
 from .migrations import PROJECTION_TABLES, applied, migrate
-
-DEFAULT_BUSY_TIMEOUT_S = 60.0
 
 Row = dict[str, Any]
 
@@ -110,18 +109,13 @@ class SQLiteBackend:
         self._lock = threading.RLock()
         self._depth = 0
         try:
-            self._db = sqlite3.connect(
-                self.location, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            self._db = connect(
+                self.location, busy_timeout=busy_timeout, pragmas={"secure_delete": "ON"}
             )
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open the memory store: {exc}") from None
         self._db.row_factory = sqlite3.Row
         with self._errors("open"):
-            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            if self.location != ":memory:":
-                self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute("PRAGMA secure_delete = ON")
             tables = self._tables()
             if tables and not tables & {"store_migrations", "migrations"}:
                 raise StoreError(f"{self.path}: not a memory store (it holds other tables)")
