@@ -60,6 +60,13 @@ def _stack(*decorators: Decorator) -> Decorator:
     return apply
 
 
+def file_option(*decls: str, help: str, exists: bool = False, **kwargs: Any) -> Decorator:
+    """A ``--name FILE`` option whose value is a :class:`~pathlib.Path` (never a directory);
+    ``exists`` refuses a file that is not there."""
+    kind = click.Path(path_type=Path, dir_okay=False, exists=exists)
+    return click.option(*decls, type=kind, help=help, **kwargs)
+
+
 def _as_of(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> datetime | None:  # fmt: skip

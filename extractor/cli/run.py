@@ -17,7 +17,13 @@ from ..formats import AUTO, FORMAT_NAMES
 from ..heap import tune_collector
 from ..results import ConversationResult
 from ..summary import ProgressBar, RunSummary, render_summary, show_progress
-from ._common import UnusableInput, build_extractor, extractor_options, no_subject_note
+from ._common import (
+    UnusableInput,
+    build_extractor,
+    extractor_options,
+    file_option,
+    no_subject_note,
+)
 
 
 class _Progress(BatchObserver):
@@ -47,17 +53,8 @@ def _check_inputs(inputs: tuple[str, ...]) -> None:
 
 @click.command()
 @click.argument("inputs", metavar="INPUT...", nargs=-1, required=True)
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Results file (JSONL), appended to and resumed. Default: stdout.",
-)
-@click.option(
-    "--failures",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Failures file (JSONL). Default: <out>.failures.jsonl.",
-)
+@file_option("-o", "--out", help="Results file (JSONL), appended to and resumed. Default: stdout.")
+@file_option("--failures", help="Failures file (JSONL). Default: <out>.failures.jsonl.")
 @extractor_options
 @click.option(
     "--concurrency",
@@ -91,15 +88,10 @@ def _check_inputs(inputs: tuple[str, ...]) -> None:
     help="Whose memory every conversation is, over its metadata.user_id (results, failures, "
     "ledger).",
 )
-@click.option(
-    "--ledger",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Also record the run in this SQLite ledger.",
-)
-@click.option(
+@file_option("--ledger", help="Also record the run in this SQLite ledger.")
+@file_option(
     "--store",
     "store_path",
-    type=click.Path(path_type=Path, dir_okay=False),
     help="Also ingest every admitted memory into this memory store (extractor store ...).",
 )
 @click.option(

@@ -5,7 +5,7 @@ result (``--json`` for the record)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from ..admission.replay import iter_results
 from ..errors import ExtractorError, InputError
 from ..hashing import canonical_json
-from ..store import DerivedClaim, MemoryStore
+from ..store import DerivedClaim, MemoryStore, RevocationReport
 from ..store.explaining import EXPORTABLE
 from ._common import EXIT_REJECTED, UnusableInput, no_subject_note
 from .store_read import read, read_replay
@@ -29,6 +29,8 @@ TRIGGERS = ["SOURCE_REVOKED", "SOURCE_UPDATED", "USER_CORRECTION", "POLICY_CHANG
 
 @contextmanager
 def _open(path: Path, *, create: bool = False) -> Iterator[MemoryStore]:
+    """The store at ``path``; a store error opening it or inside the block (an unknown
+    reference, a refused input) is a usage error (exit 2) with the store's message."""
     try:
         with MemoryStore(path, create=create) as store:
             yield store
@@ -42,6 +44,22 @@ def _emit(record: BaseModel, as_json: bool, lines: list[str]) -> None:
     else:
         for line in lines:
             click.echo(line)
+
+
+def _ref_command(name: str) -> Callable[[Callable[..., None]], click.Command]:
+    """``extractor store NAME DB REF [--json]``: a command about one claim, memory or source."""
+
+    def command(f: Callable[..., None]) -> click.Command:
+        f = click.argument("db", type=EXISTING_DB)(click.argument("ref")(JSON_FLAG(f)))
+        return store.command(name)(f)
+
+    return command
+
+
+def _affected(report: RevocationReport) -> list[str]:
+    """One line per revalidated dependent of a revocation (``revoke``, ``readmit``)."""
+    return [f"  {a.claim_id}  {a.lifecycle_before} -> {a.lifecycle_after}  depth {a.depth}"
+            for a in report.affected]  # fmt: skip
 
 
 @click.group()
@@ -141,10 +159,7 @@ def derive(db: Path, claims_file: Path, produced_by: str, activity: str, as_json
     except (ValueError, ValidationError) as exc:
         raise UnusableInput(f"{claims_file}: not a JSON array of claims: {exc}") from None
     with _open(db) as opened:
-        try:
-            report = opened.derive(claims, activity=activity, produced_by=produced_by)
-        except ExtractorError as exc:
-            raise UnusableInput(str(exc)) from None
+        report = opened.derive(claims, activity=activity, produced_by=produced_by)
     lines = [f"{c.claim_id}  {c.lifecycle_state}  {','.join(c.allowed_uses) or '-'}"
              for c in report.stored]  # fmt: skip
     lines += [f"rejected claim {r.index}: {r.code}: {r.message}" for r in report.rejected]
@@ -167,10 +182,7 @@ def revoke(db: Path, ref: str, reason: str, trigger: str, as_json: bool) -> None
         extractor store revoke memory.db mem_0123456789abcdef0123 --reason "user corrected it"
     """
     with _open(db) as opened:
-        try:
-            report = opened.revoke(ref, reason=reason, trigger=trigger)  # type: ignore[arg-type]
-        except ExtractorError as exc:
-            raise UnusableInput(str(exc)) from None
+        report = opened.revoke(ref, reason=reason, trigger=trigger)  # type: ignore[arg-type]
     lines = [
              f"revoked {', '.join(report.targets)}",
              f"{len(report.affected)} dependents revalidated (max depth {report.max_depth}): "
@@ -178,8 +190,7 @@ def revoke(db: Path, ref: str, reason: str, trigger: str, as_json: bool) -> None
              f"{len(report.revoked)} revoked",
              f"{len(report.exposures)} recorded reads consumed them before containment",
     ]  # fmt: skip
-    lines += [f"  {a.claim_id}  {a.lifecycle_before} -> {a.lifecycle_after}  depth {a.depth}"
-              for a in report.affected]  # fmt: skip
+    lines += _affected(report)
     _emit(report, as_json, lines)
 
 
@@ -208,10 +219,7 @@ def readmit(db: Path, policy_file: Path | None, reason: str, as_json: bool) -> N
     except ExtractorError as exc:
         raise UnusableInput(str(exc)) from None
     with _open(db) as opened:
-        try:
-            report = opened.readmit(policy, reason=reason)
-        except ExtractorError as exc:
-            raise UnusableInput(str(exc)) from None
+        report = opened.readmit(policy, reason=reason)
     impact = report.revocation
     lines = [
         f"policy {report.policy_id} {report.policy_version} (was: "
@@ -225,16 +233,12 @@ def readmit(db: Path, policy_file: Path | None, reason: str, as_json: bool) -> N
         lines.append(f"{len(impact.affected)} dependents revalidated (max depth "
                      f"{impact.max_depth}); {len(impact.exposures)} recorded reads consumed "
                      "them before")  # fmt: skip
-        lines += [f"  {a.claim_id}  {a.lifecycle_before} -> {a.lifecycle_after}  depth {a.depth}"
-                  for a in impact.affected]  # fmt: skip
+        lines += _affected(impact)
     lines += [f"  skipped {s.claim_id}: {s.reason}" for s in report.skipped]
     _emit(report, as_json, lines)
 
 
-@store.command("why")
-@click.argument("db", type=EXISTING_DB)
-@click.argument("ref")
-@JSON_FLAG
+@_ref_command("why")
 def why(db: Path, ref: str, as_json: bool) -> None:
     """Explain a memory: lineage, support paths, source families, the rules behind its uses.
 
@@ -243,10 +247,7 @@ def why(db: Path, ref: str, as_json: bool) -> None:
         extractor store why memory.db mem_0123456789abcdef0123:c1
     """
     with _open(db) as opened:
-        try:
-            w = opened.why(ref)
-        except ExtractorError as exc:
-            raise UnusableInput(str(exc)) from None
+        w = opened.why(ref)
     c = w.claim
     lines = [f"{c.claim_id}: {c.content!r}",
              f"  {c.origin_kind} {c.verification_state} {c.lifecycle_state} "
@@ -270,10 +271,7 @@ def why(db: Path, ref: str, as_json: bool) -> None:
     _emit(w, as_json, lines)
 
 
-@store.command("lineage")
-@click.argument("db", type=EXISTING_DB)
-@click.argument("ref")
-@JSON_FLAG
+@_ref_command("lineage")
 def lineage(db: Path, ref: str, as_json: bool) -> None:
     """Print a claim's derivation lineage: its ancestors and descendants.
 
@@ -282,10 +280,7 @@ def lineage(db: Path, ref: str, as_json: bool) -> None:
         extractor store lineage memory.db der_0123456789abcdef0123:c1
     """
     with _open(db) as opened:
-        try:
-            found = opened.lineage(ref)
-        except ExtractorError as exc:
-            raise UnusableInput(str(exc)) from None
+        found = opened.lineage(ref)
     lines = [found.claim_id]
     lines += [f"  <- {e.parent_claim_id} ({e.relation}{', required' if e.required else ''}, "
               f"depth {e.depth})" for e in found.ancestors]  # fmt: skip
@@ -313,10 +308,7 @@ def erase(db: Path, as_json: bool, **selector: Any) -> None:
         extractor store erase memory.db --subject user-42 --ledger ledger.db
     """
     with _open(db) as opened:
-        try:
-            report = opened.erase(**selector)
-        except ExtractorError as exc:
-            raise UnusableInput(str(exc)) from None
+        report = opened.erase(**selector)
     lines = [
              f"erased {len(report.erased_claims)} claims ({len(report.derived_claims)} derived), "
              f"revalidated {len(report.revalidated)}, redacted {report.events_redacted} events, "

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,22 +13,52 @@ import click
 
 from ..errors import LedgerError, PolicyError, StoreError
 from ..vocab import Capability
-from ._common import UnusableInput, _as_of, no_subject_note
+from ._common import Decorator, UnusableInput, _as_of, _stack, file_option, no_subject_note
 
 if TYPE_CHECKING:
+    from ..ledger import Ledger
+    from ..read import ReadPolicy
     from ..read.replay import ItemOutcome
+
+
+def _db_option(help: str) -> Decorator:
+    return file_option("--db", "db", help=help, default=Path("memory.db"), show_default=True)
+
+
+def _sources_options(policy_help: str, ledger_help: str) -> Decorator:
+    """``--read-policy FILE`` and ``--ledger FILE`` (an existing ledger, for the transcripts)."""
+    return _stack(
+        file_option("--read-policy", help=policy_help),
+        file_option("--ledger", "ledger_path", help=ledger_help, exists=True),
+    )
+
+
+@contextmanager
+def _usable(db: Path, fix: str) -> Iterator[None]:
+    """Refuse a missing store file; a store, policy or ledger error inside the block is a usage
+    error (exit 2) with its message."""
+    if not db.is_file():
+        raise UnusableInput(f"{db}: no memory store file here {fix}".rstrip())
+    try:
+        yield
+    except (StoreError, PolicyError, LedgerError) as exc:
+        raise UnusableInput(str(exc)) from None
+
+
+def _sources(
+    read_policy: Path | None, ledger: Path | None
+) -> tuple[ReadPolicy | None, Ledger | None]:
+    """The read policy (``None``: the shipped one) and the ledger the options name."""
+    from ..ledger import Ledger
+    from ..read import load_read_policy
+
+    policy = load_read_policy(read_policy) if read_policy else None
+    return policy, (Ledger(ledger, create=False) if ledger else None)
 
 
 @click.command("read")
 @click.argument("query")
-@click.option(
-    "--db",
-    "db",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=Path("memory.db"),
-    show_default=True,
-    help="The memory store file.",
-)
+@_db_option("The memory store file.")
 @click.option(
     "--purpose",
     required=True,
@@ -57,16 +89,9 @@ if TYPE_CHECKING:
     help="At most this many memories.",
 )
 @click.option("--token-budget", type=click.IntRange(1), help="Token budget of the context.")
-@click.option(
-    "--read-policy",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="A read-policy TOML/JSON file instead of the shipped one.",
-)
-@click.option(
-    "--ledger",
-    "ledger_path",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Ledger with the transcripts, so FACTUAL_EVIDENCE and "
+@_sources_options(
+    "A read-policy TOML/JSON file instead of the shipped one.",
+    "Ledger with the transcripts, so FACTUAL_EVIDENCE and "
     "AUTONOMOUS_ACTION_JUSTIFICATION reads can dereference evidence.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the whole read result as JSON.")
@@ -95,15 +120,11 @@ def read(
         extractor store read "Who is my manager?" --db memory.db --tenant acme \\
             --subject user-42 --purpose PERSONALIZATION
     """
-    from ..ledger import Ledger
-    from ..read import Caller, load_read_policy
+    from ..read import Caller
     from ..read import read as read_store
 
-    if not db.is_file():
-        raise UnusableInput(f"{db}: no memory store file here (create it with ingest)")
-    try:
-        policy = load_read_policy(read_policy) if read_policy else None
-        ledger = Ledger(ledger_path, create=False) if ledger_path else None
+    with _usable(db, "(create it with ingest)"):
+        policy, ledger = _sources(read_policy, ledger_path)
         who = Caller(id=caller, acting_for=subject if acting_for_subject else None)
         result = read_store(
             db,
@@ -119,8 +140,6 @@ def read(
             k=k,
             token_budget=token_budget,
         )
-    except (StoreError, PolicyError, LedgerError) as exc:
-        raise UnusableInput(str(exc)) from None
     if as_json:
         click.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return
@@ -134,24 +153,10 @@ def read(
 
 @click.command("read-replay")
 @click.argument("read_id")
-@click.option(
-    "--db",
-    "db",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=Path("memory.db"),
-    show_default=True,
-    help="The memory store file that recorded the read.",
-)
-@click.option(
-    "--read-policy",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The read-policy TOML/JSON file to judge under (default: the shipped one).",
-)
-@click.option(
-    "--ledger",
-    "ledger_path",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Ledger with the transcripts, for hits the replay policy newly dereferences.",
+@_db_option("The memory store file that recorded the read.")
+@_sources_options(
+    "The read-policy TOML/JSON file to judge under (default: the shipped one).",
+    "Ledger with the transcripts, for hits the replay policy newly dereferences.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the whole replay report as JSON.")
 def read_replay(
@@ -166,18 +171,11 @@ def read_replay(
         extractor store read-replay read_0123456789abcdef01234567 --db memory.db \\
             --read-policy stricter.toml
     """
-    from ..ledger import Ledger
-    from ..read import load_read_policy
     from ..read import replay as replay_store
 
-    if not db.is_file():
-        raise UnusableInput(f"{db}: no memory store file here")
-    try:
-        policy = load_read_policy(read_policy) if read_policy else None
-        ledger = Ledger(ledger_path, create=False) if ledger_path else None
+    with _usable(db, ""):
+        policy, ledger = _sources(read_policy, ledger_path)
         report = replay_store(db, read_id, policy=policy, transcripts=ledger)
-    except (StoreError, PolicyError, LedgerError) as exc:
-        raise UnusableInput(str(exc)) from None
     if as_json:
         click.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return
