@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..conversation import Conversation, Message
 from ..extraction import CandidateUnit
 from ..hashing import writable
+from ..toolorigin import tool_of
 from ..vocab import OBSERVATION_TYPES, MemoryType, Role
 
 #: The verb of each event type's template.
@@ -83,15 +84,9 @@ def is_event(memory_type: MemoryType) -> bool:
 
 
 def tool_name(message: Message, conversation: Conversation) -> str | None:
-    """The name of the tool that produced ``message``, when the transcript says it."""
-    if message.tool_call_id is not None:
-        for earlier in conversation.messages:
-            if earlier is message:
-                break
-            for call in earlier.tool_calls or []:
-                if call.id == message.tool_call_id:
-                    return _identifier(call.function.name)
-    return _identifier(message.name)
+    """The name of the tool that produced ``message``, when the transcript says it and it is
+    an identifier (:func:`extractor.toolorigin.tool_of`, the name origin is decided by)."""
+    return _identifier(tool_of(message, conversation))
 
 
 def _identifier(name: str | None) -> str | None:

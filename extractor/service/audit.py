@@ -19,6 +19,7 @@ A memory of another tenant is not found by the one lookup every route starts wit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import Depends, FastAPI
@@ -67,39 +68,34 @@ def install_audit_routes(app: FastAPI, *, store: MemoryStore, gate: Gate) -> Non
     """Add the audit routes to ``app``."""
     audit: Any = Depends(gate.require(Scope.AUDIT))
 
-    @app.get(
-        "/v1/memories/{memory_id:memory_id}",
-        operation_id="getMemory",
-        summary="The stored record of one memory of the key's tenant (audit)",
-        response_model=MemoryRecord,
-        responses=AUDIT_ERRORS,
-    )
-    async def get_memory(memory_id: str = memory_path(), caller: Caller = audit) -> JSONResponse:
-        record = MemoryRecord(memory_id=memory_id, claims=owned(store, caller, memory_id))
-        return JSONResponse(record.model_dump(mode="json"))
+    def route(
+        suffix: str,
+        operation_id: str,
+        summary: str,
+        answer: type[MemoryRecord | MemoryWhy | MemoryLineage],
+        each: Callable[[StoredClaim], Any],
+    ) -> None:
+        """``GET /v1/memories/{memory_id}<suffix>``: ``each`` of the memory's claims."""
 
-    @app.get(
-        "/v1/memories/{memory_id:memory_id}:why",
-        operation_id="explainMemory",
-        summary="Why each claim of a memory of the key's tenant is in its state (audit)",
-        response_model=MemoryWhy,
-        responses=AUDIT_ERRORS,
-    )
-    async def why(memory_id: str = memory_path(), caller: Caller = audit) -> JSONResponse:
-        claims = [store.why(c.claim_id) for c in owned(store, caller, memory_id)]
-        return JSONResponse(MemoryWhy(memory_id=memory_id, claims=claims).model_dump(mode="json"))
+        @app.get(
+            f"/v1/memories/{{memory_id:memory_id}}{suffix}",
+            operation_id=operation_id,
+            summary=summary,
+            response_model=answer,
+            responses=AUDIT_ERRORS,
+        )
+        async def endpoint(memory_id: str = memory_path(), caller: Caller = audit) -> JSONResponse:
+            claims = [each(c) for c in owned(store, caller, memory_id)]
+            return JSONResponse(answer(memory_id=memory_id, claims=claims).model_dump(mode="json"))
 
-    @app.get(
-        "/v1/memories/{memory_id:memory_id}:lineage",
-        operation_id="getMemoryLineage",
-        summary="The derivation lineage of each claim of a memory of the key's tenant (audit)",
-        response_model=MemoryLineage,
-        responses=AUDIT_ERRORS,
-    )
-    async def lineage(memory_id: str = memory_path(), caller: Caller = audit) -> JSONResponse:
-        claims = [store.lineage(c.claim_id) for c in owned(store, caller, memory_id)]
-        answer = MemoryLineage(memory_id=memory_id, claims=claims)
-        return JSONResponse(answer.model_dump(mode="json"))
+    route("", "getMemory", "The stored record of one memory of the key's tenant (audit)",
+          MemoryRecord, lambda claim: claim)  # fmt: skip
+    route(":why", "explainMemory",
+          "Why each claim of a memory of the key's tenant is in its state (audit)",
+          MemoryWhy, lambda claim: store.why(claim.claim_id))  # fmt: skip
+    route(":lineage", "getMemoryLineage",
+          "The derivation lineage of each claim of a memory of the key's tenant (audit)",
+          MemoryLineage, lambda claim: store.lineage(claim.claim_id))  # fmt: skip
 
 
 __all__ = ["MemoryLineage", "MemoryRecord", "MemoryWhy", "install_audit_routes"]
