@@ -33,6 +33,11 @@ def _reader(store, **kw):
     return MemoryReader(store, clock=Clock(), **kw)
 
 
+def _read(reader, query, caller, purpose, **kw):
+    """One read of subject u1 of tenant acme."""
+    return reader.read(query, tenant="acme", subject="u1", caller=caller, purpose=purpose, **kw)
+
+
 class Spy:
     """A ranker that records everything it is given, then ranks lexically."""
 
@@ -90,20 +95,8 @@ def test_exercise_5_relevance_versus_admissibility(store):
     assert (claims[v_id].lifecycle_state, claims[v_id].verification_state) == ("ACTIVE", "VERIFIED")
 
     with _reader(store, transcripts=Transcripts(conv)) as reader:
-        factual = reader.read(
-            "What was Q3 revenue?",
-            tenant="acme",
-            subject="u1",
-            caller=AGENT,
-            purpose="FACTUAL_EVIDENCE",
-        )
-        personal = reader.read(
-            "What was Q3 revenue?",
-            tenant="acme",
-            subject="u1",
-            caller=AGENT,
-            purpose="PERSONALIZATION",
-        )
+        factual = _read(reader, "What was Q3 revenue?", AGENT, "FACTUAL_EVIDENCE")
+        personal = _read(reader, "What was Q3 revenue?", AGENT, "PERSONALIZATION")
     assert [i.claim_id for i in factual.items] == [v_id]
     assert factual.items[0].decision.evidence == "VERIFIED"
     # A message is not a named source, so the verified memory shows its origin (the plain
@@ -128,12 +121,8 @@ def test_exercise_6_assertion_event_and_proposition_answer_purposes_differently(
     event, proposition = (_claim_id("acme", c.memory_id) for c in r.candidates)
     assert [c.memory_type for c in r.candidates] == ["ASSERTION_EVENT", "WORLD_PROPOSITION"]
     with _reader(store, transcripts=Transcripts(conv)) as reader:
-        factual = reader.read(
-            "manager Alice", tenant="acme", subject="u1", caller=AGENT, purpose="FACTUAL_EVIDENCE"
-        )
-        personal = reader.read(
-            "manager Alice", tenant="acme", subject="u1", caller=AGENT, purpose="PERSONALIZATION"
-        )
+        factual = _read(reader, "manager Alice", AGENT, "FACTUAL_EVIDENCE")
+        personal = _read(reader, "manager Alice", AGENT, "PERSONALIZATION")
     assert [i.claim_id for i in factual.items] == [event]
     assert factual.text == (
         '<memory origin="USER" verification="VERIFIED_OBSERVATION_OF_EVENT" use="FACTUAL_EVIDENCE">'
@@ -158,9 +147,7 @@ def test_a_spying_ranker_never_sees_an_ineligible_memory(store):
         return spies[-1]
 
     with _reader(store, ranker=factory) as reader:
-        result = reader.read(
-            "Q3 revenue", tenant="acme", subject="u1", caller=AGENT, purpose="FACTUAL_EVIDENCE"
-        )
+        result = _read(reader, "Q3 revenue", AGENT, "FACTUAL_EVIDENCE")
     spy = spies[0]
     eligible = {
         c.claim_id
@@ -179,9 +166,7 @@ def test_a_spying_ranker_never_sees_an_ineligible_memory(store):
 def test_every_read_is_recorded_with_the_stages_each_claim_reached(store):
     conv, q_id, v_id = _exercise5(store)
     with _reader(store, transcripts=Transcripts(conv)) as reader:
-        result = reader.read(
-            "Q3 revenue", tenant="acme", subject="u1", caller=AGENT, purpose="PERSONALIZATION", k=1
-        )
+        result = _read(reader, "Q3 revenue", AGENT, "PERSONALIZATION", k=1)
     db = sqlite3.connect(store.backend.location)
     (row,) = db.execute(
         "SELECT read_id, tenant, caller, purpose, query_hash, read_policy_id FROM reads"
@@ -205,14 +190,7 @@ def test_every_read_is_recorded_with_the_stages_each_claim_reached(store):
 def test_a_token_budget_excludes_whole_items_and_records_them(store):
     _exercise5(store)
     with _reader(store) as reader:
-        result = reader.read(
-            "Q3 revenue",
-            tenant="acme",
-            subject="u1",
-            caller=AGENT,
-            purpose="PERSONALIZATION",
-            token_budget=50,
-        )
+        result = _read(reader, "Q3 revenue", AGENT, "PERSONALIZATION", token_budget=50)
     assert len(result.items) == 1 and result.tokens <= 50
     assert [e.rule_id for e in result.excluded if e.stage == "SERIALIZATION"] == ["token-budget"]
 
@@ -226,7 +204,7 @@ def test_an_unauthorized_caller_reads_nothing(store):
             ReadDenied, match="'agent:ads' is not authorized to read for FACTUAL_EVIDENCE"
         ),
     ):
-        reader.read("Q3", tenant="acme", subject="u1", caller=limited, purpose="FACTUAL_EVIDENCE")
+        _read(reader, "Q3", limited, "FACTUAL_EVIDENCE")
     db = sqlite3.connect(store.backend.location)
     assert db.execute("SELECT count(*) FROM reads").fetchone() == (0,)
 
@@ -241,12 +219,8 @@ def test_third_party_personal_data_is_read_only_for_the_user_who_shared_it(store
     ]
     assert scoped
     with _reader(store) as reader:
-        agent = reader.read(
-            "sister phone", tenant="acme", subject="u1", caller=AGENT, purpose="PERSONALIZATION"
-        )
-        user = reader.read(
-            "sister phone", tenant="acme", subject="u1", caller=USER, purpose="PERSONALIZATION"
-        )
+        agent = _read(reader, "sister phone", AGENT, "PERSONALIZATION")
+        user = _read(reader, "sister phone", USER, "PERSONALIZATION")
     ids = {c.claim_id for c in scoped}
     assert not ids & {i.claim_id for i in agent.items}
     assert {e.rule_id for e in agent.excluded if e.claim_id in ids} == {"third-party-personal-data"}
@@ -267,9 +241,7 @@ def test_high_risk_reads_dereference_evidence_and_fail_closed(store):
 
     def factual(**kw):
         with _reader(store, **kw) as reader:
-            return reader.read(
-                "Q3 revenue", tenant="acme", subject="u1", caller=AGENT, purpose="FACTUAL_EVIDENCE"
-            )
+            return _read(reader, "Q3 revenue", AGENT, "FACTUAL_EVIDENCE")
 
     assert [i.claim_id for i in factual(transcripts=Transcripts(conv)).items] == [v_id]
     for kw, status in [
@@ -315,17 +287,8 @@ def test_system_time_known_at_reads_what_the_store_believed_then(store):
     )
     db.commit()
     with _reader(store, transcripts=Transcripts(conv)) as reader:
-        now = reader.read(
-            "Q3 revenue", tenant="acme", subject="u1", caller=AGENT, purpose="FACTUAL_EVIDENCE"
-        )
-        then = reader.read(
-            "Q3 revenue",
-            tenant="acme",
-            subject="u1",
-            caller=AGENT,
-            purpose="FACTUAL_EVIDENCE",
-            known_at=known,
-        )
+        now = _read(reader, "Q3 revenue", AGENT, "FACTUAL_EVIDENCE")
+        then = _read(reader, "Q3 revenue", AGENT, "FACTUAL_EVIDENCE", known_at=known)
     assert now.items == []
     assert [i.claim_id for i in then.items] == [v_id]
 
@@ -337,14 +300,10 @@ def test_revocation_reports_the_reads_that_consumed_the_claim_and_later_reads_ex
     with MemoryStore(tmp_path / "memory.db", clock=clock) as store:
         _, q_id, _ = _exercise5(store)
         with MemoryReader(store, clock=clock) as reader:
-            before = reader.read(
-                "Q3 revenue", tenant="acme", subject="u1", caller=AGENT, purpose="PERSONALIZATION"
-            )
+            before = _read(reader, "Q3 revenue", AGENT, "PERSONALIZATION")
             assert q_id in {i.claim_id for i in before.items}
             report = store.revoke(q_id, reason="the rumour was retracted")
-            after = reader.read(
-                "Q3 revenue", tenant="acme", subject="u1", caller=AGENT, purpose="PERSONALIZATION"
-            )
+            after = _read(reader, "Q3 revenue", AGENT, "PERSONALIZATION")
     exposed = {(e.read_id, e.claim_id, e.stage) for e in report.exposures}
     assert exposed == {(before.read_id, q_id, "ADMITTED"), (before.read_id, q_id, "SERIALIZED")}
     assert q_id not in {i.claim_id for i in after.items}
@@ -408,14 +367,7 @@ def test_with_a_one_percent_eligible_slice_the_top_k_is_exact_search_over_that_s
     store.ingest(handmade(conv, specs))
     embedder = HashingEmbedder(64)
     with _reader(store, ranker=lambda db: VectorRanker(embedder)) as reader:
-        result = reader.read(
-            "alice manager report",
-            tenant="acme",
-            subject="u1",
-            caller=AGENT,
-            purpose="CONVERSATIONAL_CONTEXT",
-            k=3,
-        )
+        result = _read(reader, "alice manager report", AGENT, "CONVERSATIONAL_CONTEXT", k=3)
     assert result.eligible_count == 5
     q = embedder.embed(["alice manager report"])[0]
     exact = sorted(
@@ -436,23 +388,11 @@ def test_after_the_store_erases_a_conversation_no_read_returns_or_reports_its_co
         store.ingest(pipeline("c1", "My sister's name is Zelda and I live in Lisbon."))
         store.ingest(pipeline("c2", "I prefer tea in Lisbon."))
         with MemoryReader(store, clock=clock) as reader:
-            before = reader.read(
-                "Zelda Lisbon tea",
-                tenant="acme",
-                subject="u1",
-                caller=USER,
-                purpose="PERSONALIZATION",
-            )
+            before = _read(reader, "Zelda Lisbon tea", USER, "PERSONALIZATION")
             assert "Zelda" in before.text
         store.erase(conversation="c1")
         with MemoryReader(store, clock=clock) as reader:
-            after = reader.read(
-                "Zelda Lisbon tea",
-                tenant="acme",
-                subject="u1",
-                caller=USER,
-                purpose="PERSONALIZATION",
-            )
+            after = _read(reader, "Zelda Lisbon tea", USER, "PERSONALIZATION")
     assert "Zelda" not in after.text
     assert not any("Zelda" in i.content for i in after.items)
     assert "Zelda" not in json.dumps([e.model_dump(mode="json") for e in after.excluded])
@@ -471,8 +411,7 @@ def test_an_erased_memory_s_vector_survives_in_no_cache_and_verify_erasure_check
         return HybridRanker([LexicalRanker(db, index="claims_fts"), rankers[-1]])
 
     def ask(reader):
-        return reader.read("Zelda Lisbon tea", tenant="acme", subject="u1", caller=USER,
-                           purpose="PERSONALIZATION")  # fmt: skip
+        return _read(reader, "Zelda Lisbon tea", USER, "PERSONALIZATION")
 
     with MemoryStore(tmp_path / "memory.db", clock=clock) as store:
         store.ingest(pipeline("c1", "My sister's name is Zelda and I live in Lisbon."))
@@ -507,8 +446,7 @@ def test_a_reader_that_keeps_the_eligible_slice_sees_every_change_of_the_store(t
         with MemoryReader(store, clock=clock, embedder=HashingEmbedder(64)) as reader:
 
             def ids():
-                result = reader.read("Q3 revenue million", tenant="acme", subject="u1",
-                                     caller=AGENT, purpose="PERSONALIZATION")  # fmt: skip
+                result = _read(reader, "Q3 revenue million", AGENT, "PERSONALIZATION")
                 return [i.claim_id for i in result.items], result.eligible_count
 
             assert ids() == ids()  # the second read reuses the slice: same answer

@@ -124,22 +124,26 @@ def world(tmp_path_factory):
     return path, transcripts, state
 
 
+#: A read request of either tenant, for either subject, for any purpose, at any time.
+READ_REQUESTS = {
+    "tenant": st.sampled_from(["acme", "globex"]),
+    "subject": st.sampled_from(["u1", "u2"]),
+    "purpose": st.sampled_from(list(Capability)),
+    "words": st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+    "as_of": st.one_of(
+        st.none(), st.datetimes(min_value=datetime(2025, 1, 1), max_value=datetime(2027, 1, 1))
+    ),
+    "acting": st.booleans(),
+    "k": st.integers(1, 12),
+}
+
+
 def _allowed(row, use: str) -> bool:
     return use in json.loads(row[4]) and use not in json.loads(row[5])
 
 
 @settings(max_examples=60)
-@given(
-    tenant=st.sampled_from(["acme", "globex"]),
-    subject=st.sampled_from(["u1", "u2"]),
-    purpose=st.sampled_from(list(Capability)),
-    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
-    as_of=st.one_of(
-        st.none(), st.datetimes(min_value=datetime(2025, 1, 1), max_value=datetime(2027, 1, 1))
-    ),
-    acting=st.booleans(),
-    k=st.integers(1, 12),
-)
+@given(**READ_REQUESTS)
 def test_no_read_returns_a_memory_for_a_purpose_it_forbids(
     world, tenant, subject, purpose, words, as_of, acting, k
 ):
@@ -187,17 +191,7 @@ def test_no_read_returns_a_memory_for_a_purpose_it_forbids(
 
 
 @settings(max_examples=25)
-@given(
-    tenant=st.sampled_from(["acme", "globex"]),
-    subject=st.sampled_from(["u1", "u2"]),
-    purpose=st.sampled_from(list(Capability)),
-    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
-    as_of=st.one_of(
-        st.none(), st.datetimes(min_value=datetime(2025, 1, 1), max_value=datetime(2027, 1, 1))
-    ),
-    acting=st.booleans(),
-    k=st.integers(1, 12),
-)
+@given(**READ_REQUESTS)
 def test_replay_under_the_same_policy_reproduces_every_recorded_decision(
     world, tenant, subject, purpose, words, as_of, acting, k
 ):
