@@ -37,6 +37,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from .bounded import bounded_output
 from .conversation import INPUT_SUFFIXES, Conversation, Limits, Owner, iter_inputs
 from .errors import ExtractorError, InputError, OutputWriteError
 from .pipeline import Extractor, input_ref, stage_of
@@ -371,7 +372,7 @@ def failure_record(
         error=text,
         attempts=getattr(error, "attempts", 0),
         usage=getattr(error, "usage", None) or Usage(),
-        raw_output=getattr(error, "raw_output", None),
+        **bounded_output(getattr(error, "raw_output", None)),
         recorded_at=extractor.clock(),
     )
 

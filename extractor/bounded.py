@@ -6,7 +6,14 @@ what an audit needs -- every rejection code with its count, the first few reject
 a sample, the length and hash of every raw output with its beginning -- and drop the rest, so a
 2.8 MB answer costs kilobytes, not tens of megabytes.
 
-Pure functions; the pipeline applies them when it builds a result.
+Nothing a model returned is kept with a secret in it: a raw output goes through
+:func:`~extractor.content.redact` (passwords, keys, tokens, card and account numbers become
+``[REDACTED <kind>]``) before it is measured and cut, so neither the kept beginning nor a
+secret straddling the cut survives (a raw candidate holding a secret is rejected
+``SECRET_IN_CANDIDATE`` and kept redacted by the gate).
+
+Pure functions; the pipeline applies them when it builds a result, the batch when it writes a
+failure.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .clients.base import AttemptRecord
+from .content import redact
 from .hashing import canonical_json, text_hash
 from .validation import Code, Rejection
 
@@ -79,14 +87,27 @@ def bounded_attempt(
     in ``raw_output_chars`` / ``raw_output_hash``) and its rejections bounded."""
     rejections, omitted = bounded_rejections(attempt.rejections, sample=sample, raw_chars=raw_chars)
     update: dict[str, Any] = {"rejections": rejections, "rejections_omitted": omitted}
-    text = attempt.raw_output
-    if text is not None and len(text) > raw_chars:
-        update |= {
-            "raw_output": text[:raw_chars],
-            "raw_output_chars": len(text),
-            "raw_output_hash": text_hash(text),
-        }
+    if attempt.raw_output_chars is None and attempt.raw_output is not None:  # not cut yet
+        update |= _cut(attempt.raw_output, raw_chars)  # redacted when the record was made
     return attempt.model_copy(update=update)
+
+
+def bounded_output(text: str | None, *, raw_chars: int = DEFAULT_RAW_CHARS) -> dict[str, Any]:
+    """A model's raw output as a record keeps it: ``{"raw_output": <text>}`` with its secrets
+    redacted, and when that is longer than ``raw_chars``, its first ``raw_chars`` characters
+    with ``raw_output_chars`` (the redacted text's length) and ``raw_output_hash`` (its
+    sha256)."""
+    return {"raw_output": None} if text is None else _cut(redact(text), raw_chars)
+
+
+def _cut(text: str, raw_chars: int) -> dict[str, Any]:
+    if len(text) <= raw_chars:
+        return {"raw_output": text}
+    return {
+        "raw_output": text[:raw_chars],
+        "raw_output_chars": len(text),
+        "raw_output_hash": text_hash(text),
+    }
 
 
 def _json_text(value: Any) -> str:
@@ -101,6 +122,7 @@ __all__ = [
     "DEFAULT_SAMPLE",
     "SAMPLED_CODES",
     "bounded_attempt",
+    "bounded_output",
     "bounded_raw",
     "bounded_rejections",
 ]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ._version import SCHEMA_VERSION
 from .candidates import MemoryCandidate
 from .clients.base import AttemptRecord
+from .content import redact
 from .decisions import AdmissionDecision
 from .hashing import writable
 from .proposal.events import ContentCorrection
@@ -126,13 +127,22 @@ class FailureRecord(BaseModel):
         default_factory=Usage, description="Tokens the failed attempts spent (they are billed)."
     )
     raw_output: str | None = Field(
-        default=None, description="The model's last answer, when there was one."
+        default=None,
+        description="The model's last answer, when there was one, with its secrets redacted; "
+        "its beginning when raw_output_chars is set.",
+    )
+    raw_output_chars: int | None = Field(
+        default=None, description="Length of the whole (redacted) raw output, when it was cut."
+    )
+    raw_output_hash: str | None = Field(
+        default=None, description="sha256 of the whole (redacted) raw output, when it was cut."
     )
     recorded_at: datetime
 
     @field_validator("error", "raw_output")
     @classmethod
     def _writable(cls, value: str | None) -> str | None:
-        """Error texts can quote the model (a refusal, a server message); keep them writable."""
-        result: str | None = writable(value)
+        """Error texts can quote the model (a refusal, a server message); keep them writable,
+        and never keep a secret they hold verbatim (:func:`~extractor.content.redact`)."""
+        result: str | None = writable(value if value is None else redact(value))
         return result

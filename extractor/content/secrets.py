@@ -56,7 +56,8 @@ _NOT_A_VALUE = re.compile(
     r"(?i)(?:the|a|an|my|your|not|too|very|so|still|also|just|really|same|different|new|old|"
     r"weak|strong|long|short|secure|safe|wrong|correct|right|changed|expired|reset|required|"
     r"needed|missing|invalid|valid|incorrect|stored|saved|written|here|there|below|above|"
-    r"something|nothing|easy|hard|simple|complicated|\W+)[.,;!?]*"
+    r"something|nothing|easy|hard|simple|complicated|set|unset|pass|use|provide|provided|given|"
+    r"none|null|empty|\W+)[.,;!?]*"
 )
 
 
@@ -143,9 +144,18 @@ def _card_number(digits: str) -> bool:
     return digits[:1] != "0" and len(set(digits)) > 1 and luhn.is_valid(digits)
 
 
+#: What :func:`redact` writes in a secret's place; a text redacted again keeps it as it is.
+_MARK = re.compile(r"\[REDACTED [^\]\n]{1,60}\]")
+
+
 def redact(text: str, secrets: list[Secret] | None = None) -> str:
-    """``text`` with every secret replaced by ``[REDACTED <kind>]``."""
-    secrets = find_secrets(text) if secrets is None else secrets
+    """``text`` with every secret replaced by ``[REDACTED <kind>]``. Idempotent: a secret
+    found where a ``[REDACTED ...]`` mark starts ("password is [REDACTED password]") is the
+    mark itself, and left alone."""
+    if secrets is None:
+        marks = [(m.start(), m.end()) for m in _MARK.finditer(text)]
+        secrets = [s for s in find_secrets(text)
+                   if not any(a <= s.start < b for a, b in marks)]  # fmt: skip
     for secret in sorted(secrets, key=lambda s: s.start, reverse=True):
         text = f"{text[: secret.start]}[REDACTED {secret.kind}]{text[secret.end :]}"
     return text
