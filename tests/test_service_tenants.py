@@ -4,9 +4,11 @@ exist."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +42,9 @@ TENANTS = ("acme", "globex")
 class Service:
     """The app over a fresh store, a key per tenant with every scope, and a client."""
 
-    def __init__(self, extractor: Any, directory: Path) -> None:
+    def __init__(self, extractor: Any, directory: Path, clock: Any = None) -> None:
         self.keys = KeyStore(":memory:")
-        self.store = MemoryStore(directory / "memory.db")
+        self.store = MemoryStore(directory / "memory.db", clock=clock)
         self.tokens = {t: self.keys.create(tenant=t, caller=f"{t}-app", scopes=list(Scope),
                                            purposes=[Capability.PERSONALIZATION])[1]
                        for t in TENANTS}  # fmt: skip
@@ -289,3 +291,70 @@ def test_reads_are_bound_to_the_keys_purposes_and_audited_with_its_caller(servic
     assert (
         empty.status_code == 200 and empty.json()["items"] == [] and empty.json()["excluded"] == []
     )
+
+
+STORE_WIDE_KEYS = {"event_seq", "cause_seq", "readmit"}
+NOW = datetime(2026, 11, 30, 9, 5, tzinfo=UTC)
+
+
+def keys_in(value: Any) -> set[str]:
+    """Every object key anywhere in a JSON value."""
+    if isinstance(value, dict):
+        return set(value).union(*(keys_in(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(keys_in(v) for v in value))
+    return set()
+
+
+def tenant_a_sees(extractor: Any, directory: Path, *, b_writes: bool) -> list[Any]:
+    """Tenant A's answers to one sequence of requests, with or without tenant B writing between
+    them (a fixed clock: only the store's own state could tell the two runs apart)."""
+    directory.mkdir()
+    service = Service(extractor, directory, clock=lambda: NOW)
+    seen: list[Any] = []
+
+    def a(method: str, path: str, body: Any = None) -> Any:
+        response = service.call("acme", method, path, body)
+        assert response.status_code == 200, response.text
+        seen.append(response.json())
+        return seen[-1]
+
+    try:
+        first = a("POST", "/v1/memories:ingest", CONVERSATIONS[0])["stored"][0]
+        if b_writes:
+            for conversation in CONVERSATIONS:
+                b = service.call("globex", "POST", "/v1/memories:ingest", conversation).json()
+            service.call("globex", "POST", "/v1/memories:read", READ)
+            service.call("globex", "POST", f"/v1/memories/{b['stored'][0]}:revoke", {"reason": "b"})
+        second = a("POST", "/v1/memories:ingest", CONVERSATIONS[1])["stored"][0]
+        a("POST", "/v1/memories:read", READ)
+        a("POST", f"/v1/memories/{first}:revoke", {"reason": "corrected"})
+        for memory in (first, second):
+            for suffix in ("", ":why", ":lineage"):
+                a("GET", f"/v1/memories/{memory}{suffix}")
+    finally:
+        service.close()
+    for answer in seen:
+        for item in answer.get("items", []):
+            # BM25 weighs terms by statistics of the store's one full-text index, every
+            # tenant's claims (docs/server.md, "What a tenant can learn of the store"): the
+            # score is left out here; the ranks are compared
+            item.pop("score")
+    read_ids = {item["read_id"] for answer in seen for item in _exposures(answer)}
+    read_ids |= {answer["read_id"] for answer in seen if "read_id" in answer}
+    text = json.dumps(seen)
+    for number, read_id in enumerate(sorted(read_ids)):  # random ids, the same reads
+        text = text.replace(read_id, f"read-{number}")
+    return list(json.loads(text))
+
+
+def _exposures(answer: Any) -> list[Any]:
+    return answer.get("exposures", []) if isinstance(answer, dict) else []
+
+
+def test_a_tenant_cannot_observe_another_tenants_writes(offline_extractor, tmp_path: Path):
+    quiet = tenant_a_sees(offline_extractor, tmp_path / "quiet", b_writes=False)
+    busy = tenant_a_sees(offline_extractor, tmp_path / "busy", b_writes=True)
+    assert quiet == busy  # every answer A gets, byte for byte, whatever B did in between
+    assert not keys_in(busy) & STORE_WIDE_KEYS
+    assert any("history" in claim for answer in busy for claim in answer.get("claims", []))

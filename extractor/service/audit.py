@@ -32,6 +32,7 @@ from ..vocab import Scope
 from .auth import Caller, Gate
 from .errors import error_responses
 from .memories import memory_path, owned
+from .views import tenant_json, tenant_model
 
 
 class MemoryRecord(BaseModel):
@@ -81,12 +82,12 @@ def install_audit_routes(app: FastAPI, *, store: MemoryStore, gate: Gate) -> Non
             f"/v1/memories/{{memory_id:memory_id}}{suffix}",
             operation_id=operation_id,
             summary=summary,
-            response_model=answer,
+            response_model=tenant_model(answer),
             responses=AUDIT_ERRORS,
         )
         async def endpoint(memory_id: str = memory_path(), caller: Caller = audit) -> JSONResponse:
             claims = [each(c) for c in owned(store, caller, memory_id)]
-            return JSONResponse(answer(memory_id=memory_id, claims=claims).model_dump(mode="json"))
+            return JSONResponse(tenant_json(answer(memory_id=memory_id, claims=claims)))
 
     route("", "getMemory", "The stored record of one memory of the key's tenant (audit)",
           MemoryRecord, lambda claim: claim)  # fmt: skip

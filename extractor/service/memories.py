@@ -42,6 +42,7 @@ from .auth import Caller, Gate
 from .body import check_body, read_json
 from .errors import ApiError, error_responses, model_error
 from .limits import ServiceLimits, WorkSlots
+from .views import tenant_json, tenant_model
 
 MEMORY_ID_PATTERN = r"^[A-Za-z0-9_]{1,64}$"
 #: At least one character that is whitespace neither to JSON Schema's regexes (ECMA-262) nor
@@ -112,7 +113,7 @@ def install_memory_routes(
         "/v1/memories:ingest",
         operation_id="ingestMemories",
         summary="Extract, admit and store the memories of one conversation in the key's tenant",
-        response_model=IngestReport,
+        response_model=tenant_model(IngestReport),
         responses=error_responses(400, 401, 403, 413, 415, 422, 429, 500, 502, 503, 504),
         openapi_extra=body_of("ConversationInput"),
     )
@@ -126,7 +127,7 @@ def install_memory_routes(
                 report = store.ingest(result, tenant=caller.tenant)
             except StoreError as exc:
                 raise model_error(exc) from None
-        return JSONResponse(report.model_dump(mode="json"))
+        return JSONResponse(tenant_json(report))
 
     policy = load_read_policy()
 
@@ -154,7 +155,7 @@ def install_memory_routes(
         "/v1/memories/{memory_id:memory_id}:revoke",
         operation_id="revokeMemory",
         summary="Revoke a memory of the key's tenant; its dependents are revalidated",
-        response_model=RevocationReport,
+        response_model=tenant_model(RevocationReport),
         responses=error_responses(400, 401, 403, 404, 413, 415, 422, 429, 500, 503, 504),
         openapi_extra=body_of("RevokeRequest"),
     )
@@ -171,7 +172,7 @@ def install_memory_routes(
                 report = store.revoke(memory_id, reason=data["reason"], actor=caller.caller)
             except StoreError as exc:
                 raise ApiError(422, exc.code, str(exc)) from None
-        return JSONResponse(report.model_dump(mode="json"))
+        return JSONResponse(tenant_json(report))
 
 
 def read_for(store: MemoryStore, policy: ReadPolicy, caller: Caller, body: ReadBody) -> ReadResult:

@@ -59,6 +59,7 @@ def store_examples() -> dict[str, Any]:
     from ..store import MemoryStore
     from .audit import MemoryLineage, MemoryRecord, MemoryWhy
     from .erasure import ErasureReceipt
+    from .views import tenant_json
 
     extractor = Extractor(OfflineClient(), clock=lambda: EXAMPLE_TIME)
     conversation = {**CONVERSATION_EXAMPLE, "id": f"acme/{CONVERSATION_EXAMPLE['id']}"}
@@ -86,7 +87,7 @@ def store_examples() -> dict[str, Any]:
     examples = {"ingestMemories": report, "readMemories": answer, "getMemory": record,
                 "explainMemory": why, "getMemoryLineage": lineage, "revokeMemory": revocation,
                 "eraseMemories": erasure}  # fmt: skip
-    text = json.dumps({k: v.model_dump(mode="json") for k, v in examples.items()})
+    text = json.dumps({k: tenant_json(v) for k, v in examples.items()})
     fixed: dict[str, Any] = json.loads(text.replace(answer.read_id, "read_example"))
     return fixed  # a read id is random: the example's is fixed, so the document is reproducible
 
