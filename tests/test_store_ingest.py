@@ -191,6 +191,7 @@ def test_a_blank_file_gets_exactly_the_named_migrations_and_tables(tmp_path: Pat
                 "s009_claims_by_subject",
                 "s007_tenant_scoped_ids",
                 "s008_readmit_event",
+                "s010_memory_lookup",
             ]
         )
     db = sqlite3.connect(tmp_path / "m.db")

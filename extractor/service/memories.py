@@ -198,11 +198,12 @@ def owned(store: MemoryStore, caller: Caller, memory_id: str) -> list[StoredClai
 
     One tenant-first lookup decides, ``memories WHERE tenant = ? AND memory_id = ?``: a memory
     of another tenant and a memory that does not exist both get nothing from that same query,
-    and nothing else runs for either. (Going straight to ``store.claims`` would not do: its view
-    query finds another tenant's memory by id and only then filters on the tenant, 22 ms
-    against 0.07 ms for a missing id at 4,490 memories. This lookup still finds the row by its
-    primary key before filtering, 1.5 µs in process and nothing detectable over HTTP, until the
-    store has an index on ``(tenant, memory_id)``: ``benchmarks/not_found_timing.py``.)
+    and nothing else runs for either. The index ``memories (tenant, memory_id)`` (store
+    migration ``s010_memory_lookup``) answers it from both columns, so another tenant's memory
+    is not even found by the index search. (Before ``s010``, ``store.claims`` alone would not
+    have done: its view query found another tenant's memory by id and then visited every
+    current version of the store, 22 ms against 0.07 ms for a missing id at 4,490 memories;
+    ``benchmarks/not_found_timing.py``.)
     """
     if not store.backend.select("memories", {"tenant": caller.tenant, "memory_id": memory_id}):
         raise ApiError(404, "NOT_FOUND", f"no memory {memory_id!r}", field="memory_id")

@@ -412,6 +412,21 @@ def s008_readmit_event(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE memory_events_s008 RENAME TO memory_events")
 
 
+def s010_memory_lookup(db: sqlite3.Connection) -> None:
+    """Looking one memory up reads its own rows only. ``memory_current`` by ``memory_id`` went
+    from the memory to *every* current version (the ``claim_versions (sys_to, claim_id)`` index
+    searched on ``sys_to IS NULL`` alone) and kept those of the memory's claims; a partial index
+    of the current versions by claim id takes its place, so the plan goes memory -> its claims ->
+    their current versions. ``memories (tenant, memory_id)``: the tenant-first lookup (the
+    service's, ``tenant = ? AND memory_id = ?``) searches both columns, so another tenant's
+    memory is not found by the index search, exactly as a memory that does not exist."""
+    db.execute("DROP INDEX idx_claim_versions_sys_to_claim_id")
+    db.execute(
+        "CREATE INDEX idx_claim_versions_current ON claim_versions (claim_id) WHERE sys_to IS NULL"
+    )
+    db.execute("CREATE INDEX idx_memories_tenant_memory_id ON memories (tenant, memory_id)")
+
+
 #: Every migration, in order. Append only.
 MIGRATIONS: list[Migration] = [
     s001_memory_store,
@@ -423,6 +438,7 @@ MIGRATIONS: list[Migration] = [
     s009_claims_by_subject,
     s007_tenant_scoped_ids,
     s008_readmit_event,
+    s010_memory_lookup,
 ]
 
 #: Tables rebuilt from ``memory_events`` (hashed by ``state_hash``, in this order).
