@@ -109,6 +109,31 @@ def test_the_same_content_in_two_tenants_gets_two_memories_and_neither_sees_the_
         assert store.claims(tenant="b", memory_id=a.stored[0]) == []
 
 
+def test_a_tenants_own_ids_resolve_first_and_another_tenants_are_unknown():
+    from read_store_helpers import candidate, conversation, handmade
+
+    with MemoryStore(clock=Clock()) as store:
+        b_conv = conversation("b-chat", "My manager is Bob.", "I like tea.", tenant="b")
+        b = store.ingest(handmade(b_conv, [candidate(b_conv, 0), candidate(b_conv, 1)]), tenant="b")
+        theirs, other = b.stored
+        # tenant a's own memory whose id outside the store happens to spell b's store id
+        a_conv = conversation("a-chat", "My manager is Alice.", tenant="a")
+        spelled = handmade(a_conv, [candidate(a_conv, 0, memory_id=theirs)])
+        (mine,) = store.ingest(spelled, tenant="a").stored
+        assert mine != theirs
+        assert store.resolve(theirs, tenant="a") == mine  # a's own id, not b's memory
+        assert [c.memory_id for c in store.claims(tenant="a", memory_id=theirs)] == [mine]
+        # b's ids are, to tenant a, exactly ids that do not exist
+        for ref in (other, other + ":c1", "mem_00000000000000000000:c1"):
+            assert store.resolve(ref, tenant="a") == ref
+            assert store.claims(tenant="a", memory_id=ref) == []
+            with pytest.raises(UnknownMemory) as err:
+                store.erase(memory_id=ref, tenant="a")
+            assert "tenant" not in str(err.value)
+        assert store.claim(other + ":c1").content  # b's memory is untouched
+        assert store.resolve(theirs, tenant="b") == theirs
+
+
 def test_no_error_names_or_hints_at_another_tenant():
     r = user_says("c1", "I live in Paris.")
     with MemoryStore(clock=Clock()) as store:

@@ -180,17 +180,21 @@ class StoreCore:
         a memory has outside the store (a candidate's ``memory_id`` in a result file, the id
         given to ``derive``), optionally with its claim suffix (``:c1``), is translated when it
         names exactly one memory (of ``tenant``, when given). Anything else comes back unchanged
-        (and is then not found)."""
-        if self.backend.select("claims", {"claim_id": ref}) or self.backend.select(
-            "memories", {"memory_id": ref}
+        (and is then not found).
+
+        With ``tenant`` only that tenant's rows are looked at, its store ids first, then its
+        external ids: another tenant's id comes back unchanged, exactly as an unknown one, and
+        never stands in the way of the tenant's own external id that happens to spell it."""
+        scope = {} if tenant is None else {"tenant": tenant}
+        if self.backend.select("claims", {"claim_id": ref, **scope}) or self.backend.select(
+            "memories", {"memory_id": ref, **scope}
         ):
             return ref
         base, suffix = ref, ""
         head, sep, ordinal = ref.rpartition(":c")
         if sep and ordinal.isdigit():
             base, suffix = head, f":c{ordinal}"
-        where = {"external_id": base} if tenant is None else {"external_id": base, "tenant": tenant}
-        rows = self.backend.select("memories", where)
+        rows = self.backend.select("memories", {"external_id": base, **scope})
         return rows[0]["memory_id"] + suffix if len(rows) == 1 else ref
 
     def claim(self, ref: str) -> StoredClaim:
@@ -242,11 +246,14 @@ class StoreCore:
         return RebuildReport(events=count, state_hash_before=before, state_hash_after=after,
                              identical=before == after)  # fmt: skip
 
-    def _one_claim(self, ref: str) -> dict[str, Any]:
-        ref = self.resolve(ref)
-        rows = self.backend.select("claims", {"claim_id": ref})
+    def _one_claim(self, ref: str, *, tenant: str | None = None) -> dict[str, Any]:
+        """The claim ``ref`` names (a claim, or a memory of one claim), of ``tenant`` when given:
+        another tenant's is :class:`UnknownMemory`, as a claim that does not exist."""
+        ref = self.resolve(ref, tenant=tenant)
+        scope = {} if tenant is None else {"tenant": tenant}
+        rows = self.backend.select("claims", {"claim_id": ref, **scope})
         if not rows:
-            rows = self.backend.select("claims", {"memory_id": ref})
+            rows = self.backend.select("claims", {"memory_id": ref, **scope})
             if len(rows) > 1:
                 raise StoreError(f"memory {ref!r} has {len(rows)} claims: name one ({ref}:c1)")
         if not rows:

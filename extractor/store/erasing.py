@@ -134,8 +134,10 @@ class Erasing(StoreCore):
             )  # fmt: skip
         elif kind == "memory":
             value = self.resolve(value, tenant=tenant)
-            rows = [self._one_claim(value)] if ":c" in value else self.backend.select(
-                "claims", {"memory_id": value, **scope})  # fmt: skip
+            if ":c" in value:
+                rows = [self._one_claim(value, tenant=tenant)]
+            else:
+                rows = self.backend.select("claims", {"memory_id": value, **scope})
         else:
             found = self.backend.select("sources", {"source_id": value})
             if not found:

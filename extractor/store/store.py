@@ -237,9 +237,10 @@ class MemoryStore(Readmitting, Erasing, Explaining, StoreCore):
         out: dict[str, ParentView | None] = {}
         for ref in dict.fromkeys(refs):
             found = self.resolve(ref, tenant=tenant)
-            rows = self.backend.select("claims", {"claim_id": found})
+            scope = {} if tenant is None else {"tenant": tenant}
+            rows = self.backend.select("claims", {"claim_id": found, **scope})
             if not rows:
-                rows = self.backend.select("claims", {"memory_id": found})
+                rows = self.backend.select("claims", {"memory_id": found, **scope})
                 rows = rows if len(rows) == 1 else []
             out[ref] = self._view(rows[0]) if rows else None
         return out
