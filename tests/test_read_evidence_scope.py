@@ -34,6 +34,13 @@ def _families(store: MemoryStore, *claim_ids: str, known_at: str | None = None) 
     return [hits[c].view.independent_families for c in claim_ids]
 
 
+def _agreed(store: MemoryStore, *claim_ids: str) -> list[int]:
+    """The read path's family counts, checked against the store's ``corroboration``."""
+    families = _families(store, *claim_ids)
+    assert [store.corroboration(c).families for c in claim_ids] == families
+    return families
+
+
 def _verified(store: MemoryStore, cid: str, text: str) -> tuple[object, str]:
     conv = conversation(cid, text)
     (stored,) = store.ingest(handmade(conv, [candidate(conv, 0)])).stored
@@ -57,8 +64,8 @@ def test_a_derived_claim_has_its_parents_families_and_never_more(store):
         produced_by="summarizer",
     )
     (s1,), (s2,) = [r.stored for r in (one, two)]
-    assert _families(store, a, b, c) == [1, 1, 1]
-    assert _families(store, s1.claim_id, s2.claim_id) == [1, 2]  # not 0, and not 3
+    assert _agreed(store, a, b, c) == [1, 1, 1]
+    assert _agreed(store, s1.claim_id, s2.claim_id) == [1, 2]  # not 0, and not 3
     # Evidence attached to the summary itself adds nothing: never more than its parents.
     store.add_source("press-release", kind="DOCUMENT", uri="https://example.com/pr")
     store.add_evidence(s1.claim_id, source="press-release", quote="Q2 revenue was $43.8M.")
@@ -67,13 +74,13 @@ def test_a_derived_claim_has_its_parents_families_and_never_more(store):
         [DerivedClaim(content="Q2 in brief.", requires=[s1.claim_id, s2.claim_id])],
         produced_by="summarizer",
     ).stored[0]
-    assert _families(store, s1.claim_id, top.claim_id) == [1, 2]
+    assert _agreed(store, s1.claim_id, top.claim_id) == [1, 2]
     # A parent's revoked source no longer counts for the parent, nor for what was made from it.
     db = sqlite3.connect(store.backend.location)
     db.execute("UPDATE sources SET status = 'REVOKED' WHERE source_id = ?",
                (store.corroboration(a).family_ids[0],))  # fmt: skip
     db.commit()
-    assert _families(store, a, s2.claim_id, top.claim_id) == [0, 1, 1]
+    assert _agreed(store, a, s2.claim_id, top.claim_id) == [0, 1, 1]
 
 
 def test_context_parents_give_no_family(store):
@@ -83,7 +90,7 @@ def test_context_parents_give_no_family(store):
         [DerivedClaim(content="Q2 revenue was $43.8M.", requires=[a], context=[b])],
         produced_by="summarizer",
     ).stored
-    assert _families(store, s.claim_id) == [1]
+    assert _agreed(store, s.claim_id) == [1]
 
 
 def _two_families_policy() -> object:

@@ -338,19 +338,44 @@ class MemoryStore(Readmitting, Erasing, Explaining, StoreCore):
 
     def corroboration(self, *claims: str) -> Corroboration:
         """Independent evidence for ``claims`` (one claim, or paraphrases of one proposition):
-        chunks, sources, URLs and families of their ACTIVE evidence. Corroboration is the
-        family count -- never chunks, URLs or paraphrases (seed §6)."""
+        chunks, sources and URLs of their ACTIVE evidence, and the source families they rest
+        on. Corroboration is the family count -- never chunks, URLs or paraphrases (seed §6).
+
+        A claim with required derivation parents (a summary; a proposition extracted from an
+        assertion event) rests on the families of its underived ancestors along required
+        edges, never more: it can be no more independent than what it was made from. That is
+        the count the read path judges (``MemoryView.independent_families``)."""
         ids = [self._one_claim(c)["claim_id"] for c in claims]
-        evidence = self.backend.select_in("evidence", "claim_id", ids)
-        sources = {r["source_id"]: r for r in self.backend.select_in(
-            "sources", "source_id", [e["source_id"] for e in evidence])}  # fmt: skip
-        live = [e for e in evidence if sources[e["source_id"]]["status"] == "ACTIVE"]
+        live, sources = self._active_evidence(ids)
         used = sorted({e["source_id"] for e in live})
-        fams = sorted({r["family_id"] for r in self.backend.select_in(
-            "source_families", "source_id", used)})  # fmt: skip
         uris = {sources[s]["uri"] for s in used if sources[s]["uri"] is not None}
+        rests_on, _ = self._active_evidence(self._underived_roots(ids))
+        fams = sorted({r["family_id"] for r in self.backend.select_in(
+            "source_families", "source_id", {e["source_id"] for e in rests_on})})  # fmt: skip
         return Corroboration(claim_ids=ids, chunks=len(live), sources=len(used), urls=len(uris),
                              families=len(fams), family_ids=fams)  # fmt: skip
+
+    def _active_evidence(
+        self, claim_ids: Sequence[str]
+    ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+        """The evidence rows of ``claim_ids`` whose source is ACTIVE, and those sources."""
+        evidence = self.backend.select_in("evidence", "claim_id", claim_ids)
+        sources = {r["source_id"]: r for r in self.backend.select_in(
+            "sources", "source_id", [e["source_id"] for e in evidence])}  # fmt: skip
+        return [e for e in evidence if sources[e["source_id"]]["status"] == "ACTIVE"], sources
+
+    def _underived_roots(self, claim_ids: Sequence[str]) -> list[str]:
+        """The claims reached from ``claim_ids`` up required derivation edges that have no
+        required parent themselves (a claim without one is its own root)."""
+        seen, frontier, roots = set(claim_ids), sorted(set(claim_ids)), set()
+        while frontier:
+            edges = [e for e in self.backend.select_in("derivations", "child_claim_id", frontier)
+                     if e["required"]]  # fmt: skip
+            derived = {e["child_claim_id"] for e in edges}
+            roots |= {c for c in frontier if c not in derived}
+            frontier = sorted({e["parent_claim_id"] for e in edges} - seen)
+            seen.update(frontier)
+        return sorted(roots)
 
     def verify(
         self,
