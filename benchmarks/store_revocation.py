@@ -16,7 +16,8 @@
   full replay of the log, which each erasure did before.
 
     .venv/bin/python benchmarks/store_revocation.py --dependents 10000 100000
-    .venv/bin/python benchmarks/store_revocation.py --dependents 10000 --conversations 500
+    .venv/bin/python benchmarks/store_revocation.py --dependents --conversations 300 \\
+        --data ../shared/data/synthetic_persona_chat.jsonl
     .venv/bin/python benchmarks/store_revocation.py --dependents --conversations 0 \\
         --erasure-claims 10000
 """
@@ -136,10 +137,10 @@ def erasure(claims: int) -> dict[str, Any]:
             "rebuild_identical": rebuilt.identical}  # fmt: skip
 
 
-def ingest(conversations: int) -> dict[str, float | int]:
+def ingest(conversations: int, data: Path) -> dict[str, float | int]:
     ex = Extractor(client=OfflineClient())
     results = []
-    with DATA.open(encoding="utf-8") as handle:
+    with data.open(encoding="utf-8") as handle:
         for n, line in enumerate(handle):
             if n >= conversations:
                 break
@@ -166,15 +167,19 @@ def main() -> None:
     ap.add_argument("--alternatives", type=int, default=100, help="Dependents given alt support.")
     ap.add_argument("--conversations", type=int, default=300)
     ap.add_argument("--erasure-claims", type=int, default=0, help="Erasure cost in a store of N.")
+    ap.add_argument("--data", type=Path, default=DATA, help="The conversations ingested.")
     args = ap.parse_args()
+    if args.conversations and not args.data.is_file():
+        ap.error(f"{args.data}: no such file (synthetic_persona_chat.jsonl of shared/data; "
+                 "give it with --data, or --conversations 0)")  # fmt: skip
     if args.erasure_claims:
         print(json.dumps({"erasure": erasure(args.erasure_claims)}))
     for d in args.dependents:
         bg = args.background if args.background is not None else 4 * d
         print(json.dumps({"revocation": revocation(d, bg, args.alternatives)}))
         sys.stdout.flush()
-    if args.conversations and DATA.exists():
-        print(json.dumps({"ingest": ingest(args.conversations)}))
+    if args.conversations:
+        print(json.dumps({"ingest": ingest(args.conversations, args.data)}))
 
 
 if __name__ == "__main__":
