@@ -25,7 +25,6 @@ measured on MSC, both ways (``extractor eval --faithfulness``, ``docs/evaluation
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from typing import Any
 
 import snowballstemmer
 
+from .lexicon import Lexicon, spelled_alike
 from .sentences import sentence_spans
 from .unicode import fold
 
@@ -666,6 +666,25 @@ MAX_UNSUPPORTED_SHARE = 0.6
 #: A clause with at least this many content words must share one with its quote's sentence or
 #: the messages just before it.
 MIN_ANCHORED = 1
+#: Content words too common to anchor a clause on their own: a clause holding other content
+#: words must share one of those with its quote's sentence or the messages just before it
+#: ("I love shrimp" is not anchored by the "love" of "I love baking cakes").
+WEAK = _wordset(
+    """
+    like likes liked love loves loved enjoy enjoys enjoyed want wants wanted need needs needed
+    feel feels felt think know try tries tried use used work works worked working time times
+    day days year years week weeks month months good great nice bad fun new old big small
+    little favorite favourite best better lot people thing way really always usually often
+    sometimes now currently recently today soon also well happy pretty kind sure able
+    """
+)
+
+
+@cache
+def _weak() -> frozenset[str]:
+    return frozenset(stem(w) for w in WEAK)
+
+
 #: Stems sharing this many first letters count as the same word.
 PREFIX = 6
 
@@ -731,7 +750,8 @@ def _unsupported(part: str, source: Source) -> Finding | None:
         )
     content = {stem(t) for t in tokens if _content_word(t)}
     quoted = numbers(words(" ".join(source.sentences)))
-    anchored = _supported(content, source.near) or bool(numbers(tokens) & quoted)
+    anchors = {s for s in content if s not in _weak()} or content
+    anchored = _supported(anchors, source.near) or bool(numbers(tokens) & quoted)
     if len(content) >= MIN_ANCHORED and not anchored:
         return Finding(
             "CONTENT_UNSUPPORTED",
@@ -755,22 +775,28 @@ MIN_FUZZY_NAME = 5
 
 
 def _spelled_alike(name: str, source: Source) -> bool:
-    """Whether the source holds ``name`` spelled a little differently: same first letter,
-    about one letter apart (``difflib`` ratio of at least 0.85)."""
-    if len(name) < MIN_FUZZY_NAME:
-        return False
-    target = stem(name)
-    candidates = [s for s in source.stems if s[:1] == target[:1] and abs(len(s) - len(target)) <= 2]
-    return bool(difflib.get_close_matches(target, candidates, n=1, cutoff=0.85))
+    """Whether the source holds ``name`` spelled a little differently (:func:`.lexicon.
+    spelled_alike`)."""
+    return len(name) >= MIN_FUZZY_NAME and spelled_alike(stem(name), source.stems)
 
 
 def _supported(stems: set[str], source: frozenset[str]) -> bool:
-    """Whether some stem occurs in ``source``, or shares its first :data:`PREFIX` letters with
-    a stem there ("pregnant" / "pregnancy", which Snowball stems apart)."""
+    """Whether some stem occurs in ``source`` in some form or in other words
+    (:mod:`.lexicon`: its root, a compound, a spelling a letter apart, a synonym or a kind of
+    it), or shares its first :data:`PREFIX` letters with a stem there ("pregnant" /
+    "pregnancy", which Snowball stems apart)."""
     if stems & source:
         return True
     prefixes = {s[:PREFIX] for s in stems if len(s) >= PREFIX}
-    return any(s[:PREFIX] in prefixes for s in source if len(s) >= PREFIX)
+    if any(s[:PREFIX] in prefixes for s in source if len(s) >= PREFIX):
+        return True
+    lexicon = _lexicon()
+    return any(lexicon.supported(s, source) for s in stems)
+
+
+@cache
+def _lexicon() -> Lexicon:
+    return Lexicon(stem)
 
 
 def _content_word(token: str) -> bool:
