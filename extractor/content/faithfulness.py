@@ -238,24 +238,40 @@ NEGATORS = _wordset(
     """
     not no never none nobody nothing nowhere neither nor without cannot nope nah ain't
     dislike dislikes disliked hate hates hated unable lack lacks lacked refuse refuses
-    refused avoid avoids avoided
+    refused avoid avoids avoided forbid forbids forbade forbidden prevent prevents prevented
     """
 )
 #: Words that say "no longer": they negate the present ("I used to live in Berlin").
 PAST_NEGATORS = _wordset("anymore formerly former previously stopped quit ex")
-_PAST_PHRASES = re.compile(r"\b(?:no longer|used to|not any ?more)\b")
+#: ... and "for the first time": not before ("my dog's first time in the ocean" = "my dog had
+#: not been in the ocean"), a negation of the past that does not deny the present.
+_PAST_PHRASES = re.compile(
+    r"\b(?:no longer|(?<!\bam )(?<!\bis )(?<!\bare )(?<!\bget )(?<!\bgot )(?<!\bi'm )used to|"
+    r"(?<=\bi )use to|not any ?more|first time)\b"
+)
 #: Phrases that negate what follows ("I have yet to hear it" = "I haven't heard it").
 _NEGATING_PHRASES = re.compile(r"\b(?:yet to|far from|by no means|no way)\b")
 #: A negation that ends where it starts: "not really", "no problem", a bare "No," answer.
 _BARE_NEGATION = re.compile(
     r"\b(?:not (?:much|really|yet|at all|quite|exactly)(?=\s*(?:[,.!?;]|$|but\b|though\b))|"
-    r"not (?:that i know|sure|certain|like|too|as)|"
+    r"not (?:that i know|sure|certain|too|as)|not like(?= (?:i|it|we|you|he|she|they|that|this)\b)|"
     r"(?:didn't|did not|don't|do not|doesn't|does not) (?:know|realize|think so)(?: that)?"
     r"(?=\s*[,.!?]|\s*$)|"
     r"no (?:problem|worries|way|doubt|wonder|idea|matter|offense|kidding|big deal)|"
     r"nothing (?:much|special|new|wrong|more|better|beats|like|compares)|never mind|"
     r"(?:can't|cannot|couldn't|could not|can not) (?:stop|wait|help|imagine|believe|complain)|"
     r"(?:can|could) never (?:give up|get enough)|couldn't (?:be|have)|"
+    # idioms that say yes: "I don't mind trying", "I can never get sick of zombies", "you'll
+    # never believe this", "I didn't know you live in Oahu" (it holds), "I didn't think I would
+    # like running" (a past expectation), "I wish I wasn't single" (I am)
+    r"(?:don't|do not|doesn't|does not|didn't|did not|wouldn't|would not) mind|"
+    r"(?:can|could)?\s?never get (?:sick|tired|bored) of|"
+    r"(?:can't|cannot) get (?:sick|tired|bored) of|"
+    r"(?:won't|will never|would never|wouldn't|never) believe|"
+    r"(?:didn't|did not) (?:know|realize)(?= (?:that|you|he|she|they|it|there|my|your)\b)|"
+    r"(?:didn't|did not|never) (?:think|thought|expect|expected|imagine|imagined)"
+    r"(?= (?:i|i'd|i would|that i|it would)\b)|"
+    r"wish (?:i|we) (?:wasn't|weren't|didn't|hadn't|was not|were not|did not|had not)|"
     r"(?:^|[.!?:\x22“]\s*)(?:isn't|aren't|wasn't|don't|doesn't|didn't|wouldn't|won't|haven't|"
     r"hasn't|can't|shouldn't)\b[^.!?]*\?)|"
     r"(?:^|[.!?,:\x22“]\s*)(?:no|nope|nah)\b(?=\s*[,.!?]|\s*$)"
@@ -264,8 +280,8 @@ _BARE_NEGATION = re.compile(
 _ANSWER_NEGATION = re.compile(
     r"(?:^|[.!?:\x22“]\s*)(?:no|nope|nah|not really|not yet|not much|not at all|never)\b"
     r"(?=\s*[,.!?]|"
-    r"\s+(?:i|i'm|i've|i have|i haven't|i don't|i didn't|i do|not|but|just)\b|\s*$)"
-    + r"|\bi (?:did not|didn't) (?:know|realize) that\b(?=\s*[,.!?]|\s*$)"
+    r"\s+(?:i|i'm|i've|i have|i haven't|i don't|i didn't|i do|not|but|just|he|she|they|we|it's)"
+    r"\b|\s*$)" + r"|\bi (?:did not|didn't) (?:know|realize) that\b(?=\s*[,.!?]|\s*$)"
 )
 #: Content words a negation reaches: the rest of its clause, at most this many.
 NEGATION_REACH = 3
@@ -307,6 +323,10 @@ class Marked:
     possessed: list[bool] = field(default_factory=list)
     #: the clauses of questions
     questions: set[int] = field(default_factory=set)
+    #: per clause: the sentence it is in
+    unit_sentence: list[int] = field(default_factory=list)
+    #: per clause: whether it refers back with a pro-form ("... but I will not be taking those")
+    unit_refers: list[bool] = field(default_factory=list)
 
 
 def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
@@ -327,6 +347,9 @@ def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
     report_spans = _report_spans(folded)
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(folded)]
     out = Marked([], [], [], [], [], bool(_ANSWER_NEGATION.search(folded)), [], [False])
+    out.unit_sentence.append(0)
+    out.unit_refers.append(False)
+    sentence = 0
     negator_seen = False
     reach = true_reach = 0
     hedging = carried = False  # in a hedge's reach; the hedge clause has no content word yet
@@ -364,6 +387,9 @@ def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
                 out.unit_negated.append(False)  # a new clause starts
                 if piece in _SENTENCE_ENDS:
                     sentence_start, opening = len(out.unit_negated) - 1, ""
+                    sentence += 1
+                out.unit_sentence.append(sentence)
+                out.unit_refers.append(False)
             if piece in _STOPS or piece in _SCOPE_ENDS:
                 continue
         if any(lo <= at < hi for lo, hi in bare):
@@ -380,6 +406,8 @@ def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
             continue
         value = _number_stem(piece)
         if value is None and not _content_word(piece):
+            if piece in _PRO_FORMS:
+                out.unit_refers[-1] = True
             continue
         out.stems.append(value or stem(piece))
         out.negated.append(reach > 0)
@@ -393,11 +421,13 @@ def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
         reach, true_reach = max(reach - 1, 0), max(true_reach - 1, 0)
         carried = False
     if negator_seen and not out.stems:  # "I do not.", "I haven't.": an answer, nothing more
-        out = Marked([], [], [], [], [], True, [], [True])
+        out = Marked([], [], [], [], [], True, [], [True], unit_sentence=[0], unit_refers=[False])
     return out
 
 
 _POSSESSIVES = _wordset("my our")
+#: Words by which a clause refers back to what another clause of its sentence says.
+_PRO_FORMS = _wordset("it that those these them one ones")
 #: First words of a sentence ending in "?" that make it a question (not "I hate it, you know?").
 _QUESTION_OPENINGS = _wordset(
     """
@@ -615,9 +645,10 @@ class Transcript:
 
 
 def _joined(marks: list[Marked]) -> Marked:
-    offsets = [0]
+    offsets, sentence_offsets = [0], [0]
     for m in marks:
         offsets.append(offsets[-1] + len(m.unit_negated))
+        sentence_offsets.append(sentence_offsets[-1] + max(m.unit_sentence, default=0) + 1)
     return Marked(
         stems=[s for m in marks for s in m.stems],
         negated=[f for m in marks for f in m.negated],
@@ -629,6 +660,10 @@ def _joined(marks: list[Marked]) -> Marked:
         unit_negated=[f for m in marks for f in m.unit_negated],
         possessed=[f for m in marks for f in m.possessed],
         questions={u + at for m, at in zip(marks, offsets, strict=False) for u in m.questions},
+        unit_sentence=[
+            f + at for m, at in zip(marks, sentence_offsets, strict=False) for f in m.unit_sentence
+        ],
+        unit_refers=[f for m in marks for f in m.unit_refers],
     )
 
 
@@ -826,11 +861,13 @@ def _names(part: str) -> list[str]:
 
 
 def _polarity(part: str, source: Source) -> Finding | None:
-    said = mark(part, CONTENT_HEDGE)
+    said = _in_source_words(mark(part, CONTENT_HEDGE), source)
     basis = _basis(said, source)
     if basis is None:
         return None
     answering = basis is source.before  # the content draws on the messages before the quote
+    if _restated_by_antonym(said, basis):  # "didn't lose the house" -> "kept the house"
+        return None
     if _POSSESSION.search(fold(part)):  # "you wouldn't tell by my rainbow hair": it is mine
         basis = replace(basis, truly_negated=[
             n and not p for n, p in zip(basis.truly_negated, basis.possessed, strict=True)
@@ -846,6 +883,8 @@ def _polarity(part: str, source: Source) -> Finding | None:
         and all(_flagged(basis, unit, "truly_negated") for unit in best)
     ):  # the clause it restates negates them, though they occur plainly elsewhere
         dropped = sorted({basis.stems[i] for unit in best for i in unit})
+    if not dropped and not says_no:
+        dropped = _still(part, said, basis) or _denied(part, said, source)
     if dropped:
         return Finding(
             "NEGATION_DROPPED",
@@ -863,10 +902,11 @@ def _polarity(part: str, source: Source) -> Finding | None:
         best = _aligned(_at(said, unit), basis)
         if (
             best
-            and not any(basis.unit_negated[basis.unit[u[0]]] for u in best)
+            and not any(_sentence_negated(basis, basis.unit[u[0]]) for u in best)
+            and not _head_negated(said, unit, basis)
             and not (answer and asked & set(stems))
             and not _negated_before(said, source)
-        ):  # the clause it restates says it plainly
+        ):  # the sentence it restates says it plainly
             shared = sorted({basis.stems[i] for u in best for i in u})
             return Finding(
                 "NEGATION_ADDED",
@@ -879,7 +919,11 @@ def _polarity(part: str, source: Source) -> Finding | None:
     negated_anywhere = {s for s, neg in zip(basis.stems, basis.negated, strict=True) if neg}
     if any(neg and s in negated_anywhere for s, neg in pairs):
         return None
-    only_plain = _only(basis, "negated", inside=False)
+    spread = [  # a clause negated by another of its sentence that refers back to it
+        n or (not basis.unit_negated[u] and _sentence_negated(basis, u))
+        for n, u in zip(basis.negated, basis.unit, strict=True)
+    ]
+    only_plain = _only(replace(basis, negated=spread), "negated", inside=False)
     added = [s for s, neg in pairs if neg and s in only_plain]
     if added:
         return Finding(
@@ -926,6 +970,102 @@ def _flagged(marked: Marked, positions: list[int], scope: str, share: float = 0.
     there (most of them by default)."""
     flags: list[bool] = getattr(marked, scope)
     return sum(1 for i in positions if flags[i]) > share * len(positions)
+
+
+def _in_source_words(said: Marked, source: Source) -> Marked:
+    """``said`` with each stem the quote's sentences or the messages before it say in another
+    form or other words replaced by theirs ("children" by "kid"), so that their polarity is
+    compared."""
+    known = frozenset(source.marked.stems) | frozenset(source.before.stems)
+    lexicon = _lexicon()
+    stems = [s if s in known else (lexicon.match(s, known) or s) for s in said.stems]
+    return replace(said, stems=stems)
+
+
+def _still(part: str, said: Marked, basis: Marked) -> list[str]:
+    """The words a content says are "still" so that the source says are no longer ("I used
+    to work in human services" -> "I still work in human services")."""
+    if "still" not in words(part):
+        return []
+    past = _only(basis, "negated")
+    return sorted({s for s in said.stems if s in past})
+
+
+#: A quote that opens by denying the question before it: "No I have not", "No, I don't".
+_DENIAL = re.compile(
+    r"^(?:(?:no|nope|nah)\b[\s,.!]*(?:i|we)\s+(?:have not|haven't|havent|do not|don't|dont|"
+    r"did not|didn't|didnt|am not|can't|cannot|never)|(?:no|nope|nah)\b[\s,.!]*never|"
+    r"(?:i|we) (?:haven't|have not|don't|do not|didn't|did not)(?=\s*[.!,]))\b"
+)
+#: A content that says what the user would like, not what is so.
+_DESIRE = re.compile(
+    r"\b(?:would|want|wants|wanted|hope|hopes|plan|plans|wish|wishes|interested)\b"
+)
+
+
+def _denied(part: str, said: Marked, source: Source) -> list[str]:
+    """The words of the question before the quote that a content says plainly while the quote
+    opens by denying it ("Have you played Counter Strike?" -- "No i haven't, ..." -> "I have
+    played Counter Strike")."""
+    if not source.context or "?" not in source.context[-1] or _DESIRE.search(fold(part)):
+        return []
+    if not _DENIAL.match(fold(source.sentences[0]).replace("’", "'").strip()):
+        return []
+    asked = set(source.before.stems[-_ASKED:]) - set(source.marked.stems)
+    return sorted({s for s in said.stems if s in asked})
+
+
+def _sentence_negated(marked: Marked, unit: int) -> bool:
+    """Whether clause ``unit`` of ``marked`` holds a negation, or another clause of its
+    sentence negates it by referring back ("There are opportunities to teach summer school
+    but I will not be taking those"; not "No I do not, but I enjoy a good party")."""
+    if marked.unit_negated[unit] or not marked.unit_sentence:
+        return marked.unit_negated[unit]
+    sentence = marked.unit_sentence[unit]
+    return any(
+        negated and refers and at == sentence
+        for negated, refers, at in zip(
+            marked.unit_negated, marked.unit_refers, marked.unit_sentence, strict=True
+        )
+    )
+
+
+def _head_negated(said: Marked, unit: list[int], basis: Marked) -> bool:
+    """Whether the first word a content clause negates is negated in ``basis`` too ("My
+    parents aren't excited about me going to college" <- "... I know mine aren't too
+    excited")."""
+    head = next((said.stems[i] for i in unit if said.truly_negated[i]), None)
+    return head is not None and any(
+        s == head and negated for s, negated in zip(basis.stems, basis.negated, strict=True)
+    )
+
+
+#: Pairs of words where not saying one says the other ("didn't lose it" = "kept it").
+ANTONYMS = (
+    ("lose", "keep"), ("lose", "kept"), ("leave", "stay"), ("left", "stay"), ("forget", "remember"),
+    ("forgot", "remember"), ("fail", "pass"), ("stop", "continue"), ("stop", "keep"),
+    ("absent", "present"), ("alone", "together"), ("single", "married"), ("miss", "attend"),
+    ("ignore", "notice"), ("deny", "admit"), ("reject", "accept"), ("lose", "win"),
+    ("lost", "won"), ("awake", "asleep"), ("sober", "drunk"), ("alive", "dead"),
+)  # fmt: skip
+
+
+@cache
+def _antonyms() -> frozenset[tuple[str, str]]:
+    pairs = {(stem(a), stem(b)) for a, b in ANTONYMS}
+    return frozenset(pairs | {(b, a) for a, b in pairs})
+
+
+def _restated_by_antonym(said: Marked, basis: Marked) -> bool:
+    """Whether a content clause says with the antonym of a word what the source says with
+    its negation, or the other way round ("I didn't lose it in the divorce" -> "I kept the
+    house")."""
+    pairs = _antonyms()
+    return any(
+        (s, b) in pairs and said_negated != basis_negated
+        for s, said_negated in zip(said.stems, said.truly_negated, strict=True)
+        for b, basis_negated in zip(basis.stems, basis.truly_negated, strict=True)
+    )
 
 
 def _negated_before(said: Marked, source: Source) -> bool:

@@ -165,6 +165,17 @@ class Lexicon:
             self._expanded[source] = found
         return found
 
+    def match(self, stem: str, source: frozenset[str]) -> str | None:
+        """The stem of ``source`` that says ``stem`` in another form or other words, if any."""
+        if stem in source:
+            return stem
+        wanted = {stem, *self.supporters(stem)}
+        roots = {root(w) for w in wanted}
+        for s in sorted(source):
+            if s in wanted or root(s) in roots or s in roots:
+                return s
+        return None
+
     def supported(self, stem: str, source: frozenset[str]) -> bool:
         """Whether ``source`` (a set of stems) says ``stem`` in some form or other words."""
         if stem in source:
