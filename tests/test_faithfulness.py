@@ -239,3 +239,62 @@ def test_the_hand_labels_are_of_held_out_pairs_and_use_the_rubric() -> None:
         "CONTENT_UNSUPPORTED", "NEGATION_DROPPED", "NEGATION_ADDED", "UNCERTAINTY_DROPPED"
     }  # fmt: skip
     assert all(row["fact"] and row["note"] for row in rows)
+
+
+def test_a_word_said_in_another_form_or_other_words_is_supported() -> None:
+    turn = "That's true. I love teaching so i always make it fun for the children."
+    assert finding(turn, turn, "I am a teacher.") is None  # root: teacher / teaching
+    assert finding(turn, turn, "I am a plumber.") == "CONTENT_UNSUPPORTED"
+    turn = "Fun, I should take my kids out to do that."
+    assert finding(turn, turn, "I have children.") is None  # a synonym
+    turn = "My huskies have an appointment with the groomer this weekend."
+    assert finding(turn, turn, "I have dogs.") is None  # a kind supports its class ...
+    turn = "My dogs have an appointment with the groomer this weekend."
+    assert finding(turn, turn, "I have huskies.") == "CONTENT_UNSUPPORTED"  # ... not the reverse
+    turn = "I like to spend time outdoors, so I look for good campgrounds and such."
+    assert finding(turn, turn, "I like to camp.") is None  # part of a compound
+    turn = "I saw a racoon in my yard."
+    assert finding(turn, turn, "I saw a raccoon in my yard.") is None  # spelled a letter apart
+
+
+def test_a_common_word_alone_does_not_anchor_a_clause() -> None:
+    turn = "My favorite is chocolate icing. I love baking cakes."
+    assert finding(turn, turn, "I love baking cakes. I love shrimp.") == "CONTENT_UNSUPPORTED"
+    assert finding(turn, turn, "I love baking cakes. I love it.") is None
+
+
+def test_polarity_said_in_other_words() -> None:
+    turn = "Thankfully I didn't lose it in the divorce."
+    assert (
+        finding(turn, turn, "I kept the house in the divorce.", "Is the house still yours?") is None
+    )
+    assert finding(turn, turn, "I lost the house in the divorce.", "Is the house still yours?") == (
+        "NEGATION_DROPPED"
+    )  # fmt: skip
+    turn = "It was my dog's first time in the ocean!"
+    assert finding(turn, turn, "My dog had not been in the ocean before.") is None
+    turn = "I don't mind trying new stuff."
+    assert finding(turn, turn, "I like trying new things.") is None
+    turn = "I wish I wasn't single, but at least I have my two dogs!"
+    assert finding(turn, turn, "I am single.") is None
+    assert finding(turn, turn, "I am not single.") == "NEGATION_ADDED"
+
+
+def test_a_negation_reaches_the_clause_its_sentence_refers_back_to() -> None:
+    turn = (
+        "There are opportunities to teach summer school but I will not be taking those this year."
+    )
+    assert finding(turn, turn, "I will not teach summer school this year.") is None
+    # a negated answer before a "but" does not reach what follows it
+    turn = "No I do not, but I enjoy a good party"
+    assert finding(turn, turn, "I don't enjoy parties.") == "NEGATION_ADDED"
+
+
+def test_still_is_not_used_to_and_no_denies_the_question() -> None:
+    turn = "Neat!! I used to work in the human services field"
+    assert finding(turn, turn, "I used to work in human services.") is None
+    assert finding(turn, turn, "I still work in human services.") == "NEGATION_DROPPED"
+    asked = "Have you played Counter Strike?"
+    turn = "No i haven't, do you recommend it? Since i play first person shooters"
+    assert finding(turn, turn, "I have played Counter Strike.", asked) == "NEGATION_DROPPED"
+    assert finding(turn, turn, "I would like to play Counter Strike.", asked) is None
