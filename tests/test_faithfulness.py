@@ -263,21 +263,23 @@ def test_a_common_word_alone_does_not_anchor_a_clause() -> None:
     assert finding(turn, turn, "I love baking cakes. I love it.") is None
 
 
+#: (turn, content, expected code): polarity said in other words
+POLARITY_IN_OTHER_WORDS = [
+    ("Thankfully I didn't lose it in the divorce.", "I kept the house in the divorce.", None),
+    ("Thankfully I didn't lose it in the divorce.", "I lost the house in the divorce.",
+     "NEGATION_DROPPED"),
+    ("It was my dog's first time in the ocean!", "My dog had not been in the ocean before.", None),
+    ("I don't mind trying new stuff.", "I like trying new things.", None),
+    ("I wish I wasn't single, but at least I have my two dogs!", "I am single.", None),
+    ("I wish I wasn't single, but at least I have my two dogs!", "I am not single.",
+     "NEGATION_ADDED"),
+]  # fmt: skip
+
+
 def test_polarity_said_in_other_words() -> None:
-    turn = "Thankfully I didn't lose it in the divorce."
-    assert (
-        finding(turn, turn, "I kept the house in the divorce.", "Is the house still yours?") is None
-    )
-    assert finding(turn, turn, "I lost the house in the divorce.", "Is the house still yours?") == (
-        "NEGATION_DROPPED"
-    )  # fmt: skip
-    turn = "It was my dog's first time in the ocean!"
-    assert finding(turn, turn, "My dog had not been in the ocean before.") is None
-    turn = "I don't mind trying new stuff."
-    assert finding(turn, turn, "I like trying new things.") is None
-    turn = "I wish I wasn't single, but at least I have my two dogs!"
-    assert finding(turn, turn, "I am single.") is None
-    assert finding(turn, turn, "I am not single.") == "NEGATION_ADDED"
+    asked = "Is the house still yours?"
+    for turn, content, code in POLARITY_IN_OTHER_WORDS:
+        assert finding(turn, turn, content, asked) == code, (turn, content)
 
 
 def test_a_negation_reaches_the_clause_its_sentence_refers_back_to() -> None:
