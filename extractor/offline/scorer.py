@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import pairwise
 from typing import Any
 
 from ..conversation import Message
@@ -49,7 +50,7 @@ def features(sentence: str, *, after_question: bool = False) -> list[str]:
     words = [_DIGIT.sub("0", w) for w in _TOKEN.findall(sentence.lower().replace("\u2019", "'"))]
     padded = ["<s>", *words, "</s>"]
     out = {f"w:{w}" for w in words}
-    out.update(f"b:{a} {b}" for a, b in zip(padded, padded[1:], strict=False))
+    out.update(f"b:{a} {b}" for a, b in pairwise(padded))
     out.add("h:" + " ".join(words[:2]))
     out.add(f"n:{min(len(words), 20) // 4}")
     if sentence.rstrip().endswith("?"):
