@@ -13,6 +13,10 @@ threshold it prints:
   (*on-fact*; all the rules' claims: about 64%);
 * a veto of whole messages (every claim of a turn whose best sentence scores below the
   threshold): the turn-level P / R / F1 it would give.
+
+Then the gold-fact rate of the rule-positive turns the scorer likes least (what a veto of whole
+messages would drop) and of the rule-negative turns it likes best (what letting the scorer admit
+turns the rules skipped would add), by the turn's best sentence score.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ def main() -> None:
     extractor = Extractor()
     claims = []  # (turn, score of its sentence, on-fact)
     turns = {}  # turn -> gold-positive
+    best_sentence = {}  # turn -> its best sentence score
     for n, case in enumerate(cases):
         conv = case.conversation
         sentence_scores = {
@@ -56,6 +61,7 @@ def main() -> None:
         result = extractor.process(conv)
         for i in case.annotated:
             turns[(n, i)] = i in case.facts
+            best_sentence[(n, i)] = max((x for _, _, x in sentence_scores[i]), default=0.0)
         for c in result.candidates if result is not None else []:
             i = index.get(c.source_span.message_id, -1)
             if c.origin_kind is not Origin.USER or c.memory_type not in USER_FACT_TYPES:
@@ -98,6 +104,22 @@ def main() -> None:
         print(
             f"| {t:+.1f} | {len(dropped)} | {share:.0f}% | "
             f"{100 * p:.1f} / {100 * r:.1f} / {200 * p * r / (p + r):.1f} |"
+        )
+
+    _rates(turns, best_sentence, set(by_turn))
+
+
+def _rates(
+    turns: dict[tuple[int, int], bool],
+    best: dict[tuple[int, int], float],
+    claimed: set[tuple[int, int]],
+) -> None:
+    low = sorted((best[t], gold) for t, gold in turns.items() if t in claimed)
+    high = sorted(((best[t], gold) for t, gold in turns.items() if t not in claimed), reverse=True)
+    for k in (50, 100, 200):
+        print(
+            f"rule-positive turns scored lowest, {k}: {sum(g for _, g in low[:k])} with a gold fact; "
+            f"rule-negative turns scored highest, {k}: {sum(g for _, g in high[:k])} with a gold fact"
         )
 
 

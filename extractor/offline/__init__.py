@@ -1,4 +1,4 @@
-"""The offline model: a deterministic, rule-based extractor with no network and no weights.
+"""The offline model: a deterministic extractor (rules and one shipped scorer), no network.
 
 :class:`OfflineClient` is the CLI's default model; :func:`offline_proposal` is what it answers
 (``{"candidates": [...]}`` in output format 2), which goes through the same validation gate as
@@ -34,6 +34,10 @@ Modules, by what their rules detect:
 * :mod:`.english` -- the first-person sentence rewritten in the third person about "User".
 * :mod:`.text` -- sentence, line and clause spans with exact offsets; discourse openers, whom a
   greeting addresses ("Hey Gina,", "Hello, my friend."), closing pleasantries and question tags.
+* :mod:`.scorer` -- the one learned part: a linear sentence scorer (weights in
+  ``data/scorer.json``, trained on the MSC dev half) that drops the chatter claims of a user
+  message, always keeping its best-scored claim; :mod:`.train` regenerates the weights
+  (``python -m extractor.offline.train msc-valid.jsonl``), byte for byte.
 * :mod:`.draft` -- drafts and groups, and the fields every rule fills the same way (uncertainty,
   time, hedges kept) with the gate's own patterns; time by grammar (a past event is
   POINT_IN_TIME and stays true, a past state is PAST, a plan is FUTURE) and relative time

@@ -1,8 +1,9 @@
 """The offline model: a deterministic, rule-based extractor behind the same client interface.
 
-:class:`OfflineClient` needs no network and no weights. It reads the conversation itself (the
-rendered prompt only counts toward usage) and returns exactly what an LLM would: a JSON-able
-``{"candidates": [...]}`` that then goes through the same validation gate as any model output.
+:class:`OfflineClient` needs no network; its one learned part (:mod:`.scorer`) ships its
+weights with the package. It reads the conversation itself (the rendered prompt only counts
+toward usage) and returns exactly what an LLM would: a JSON-able ``{"candidates": [...]}`` that
+then goes through the same validation gate as any model output.
 It is the CLI's default model, the mock server's answering machine (:func:`offline_proposal`),
 and the reference the tests hold other clients to.
 
@@ -39,7 +40,7 @@ from .scorer import drop_chatter
 from .statements import user_groups
 from .tools import tool_groups
 
-MODEL_NAME = "offline-rules-4"
+MODEL_NAME = "offline-rules-5"
 CHARS_PER_TOKEN = 4
 
 
