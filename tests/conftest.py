@@ -11,10 +11,27 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-# Property tests assert invariants, never speed: on a loaded 2-core CI machine a per-example
-# deadline or the "too slow" health check would fail a correct run, so both are off.
+# Hypothesis profiles (docs/testing.md). Property tests assert invariants, never speed: on a
+# loaded 2-core CI machine a per-example deadline or the "too slow" health check would fail a
+# correct run, so both are off. Examples are drawn at random in every profile (never
+# derandomized), and a failure prints the blob that replays it (`@reproduce_failure`).
+# - `default`: bounded. A test with no count of its own runs DEFAULT_EXAMPLES examples; a test
+#   whose examples are dear asks for fewer (or a cheap one for more) with `helpers.examples(n)`,
+#   which is n here. The example database (.hypothesis/, replays last failures first) is on
+#   locally and off in CI (the `CI` variable is set: CI services and .ci/run set it).
+# - `thorough` (HYPOTHESIS_PROFILE=thorough): ten times the examples of every test.
+DEFAULT_EXAMPLES = 50
+_database: dict[str, Any] = {"database": None} if os.environ.get("CI") else {}
 settings.register_profile(
-    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+    "default",
+    max_examples=DEFAULT_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+    **_database,
+)
+settings.register_profile(
+    "thorough", settings.get_profile("default"), max_examples=10 * DEFAULT_EXAMPLES
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 

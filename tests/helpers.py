@@ -5,13 +5,17 @@ Import from tests as ``from helpers import ...``.
 
 from __future__ import annotations
 
+import functools
 import json
 import textwrap
 from pathlib import Path
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from extractor.resultline import decode, line_format
 from extractor.results import ConversationResult
+from extractor.schemas import schema_for
 
 
 def read_raw_lines(path: Path) -> list[dict[str, Any]]:
@@ -81,3 +85,20 @@ def stalling_run_script() -> str:
                 return await super().extract(*args)
         """
     return cli_run_script(prelude, "Stalling()", first_arg=2)
+
+
+def examples(n: int) -> int:
+    """The ``max_examples`` of a property test: ``n`` under the default hypothesis profile,
+    scaled with the loaded profile (``HYPOTHESIS_PROFILE=thorough`` runs ten times as many;
+    see tests/conftest.py and docs/testing.md)."""
+    from hypothesis import settings
+
+    default = settings.get_profile("default").max_examples
+    return max(1, n * settings.default.max_examples // default)
+
+
+@functools.cache
+def schema_validator(name: str) -> Draft202012Validator:
+    """A validator for the published schema ``name`` (``extractor.schemas.schema_for``), built
+    once: generating a schema from its model costs ~40 ms, too much to repeat per example."""
+    return Draft202012Validator(schema_for(name))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import UNVERIFIED_STATES, candidate_batches, memory_candidates
@@ -23,7 +24,9 @@ from extractor.vocab import (
 )
 
 POLICY = load_policy()
-SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 C = Capability
 
 

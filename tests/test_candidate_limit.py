@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import read_lines
+from helpers import examples, read_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -129,7 +129,7 @@ def test_a_failed_attempt_under_the_bound_is_kept_whole() -> None:
     assert bounded_attempt(attempt) == attempt
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=12), min_size=2, max_size=5), st.integers(1, 8))
 def test_each_chunk_gets_at_most_the_limit_and_exactly_its_overflow_is_rejected(
     per_chunk: list[int], limit: int

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,7 +49,7 @@ def test_fold_undoes_compatibility_forms_invisible_characters_and_confusables() 
     assert fold("Café in Zürich") == "cafe in zurich"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     word=st.sampled_from(["verified", "certified", "validated", "authenticated", "ground truth"]),
     swaps=st.lists(st.integers(0, 30), max_size=4),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,7 +69,7 @@ PREDICATES = ["moved to Friday", "closed in Dublin", "works at the bank", "start
 HEDGES = ["I think ", "Maybe ", "I'm not sure, but ", "Probably "]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     hedge=st.sampled_from(["", *HEDGES]),
     negated=st.booleans(),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import read_lines
+from helpers import examples, read_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -161,7 +161,7 @@ def test_every_sample_runs_through_the_cli(tmp_path: Path) -> None:
     assert sum(len(r["candidates"]) for r in read_lines(out)) > 0
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.integers(min_value=0, max_value=4_102_444_800))  # 1970 .. 2100
 def test_epoch_seconds_and_milliseconds_mean_the_same_moment(seconds: int) -> None:
     as_seconds = normalize_timestamp(seconds)

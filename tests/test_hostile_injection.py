@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 import pytest
+from helpers import examples
 from hostile import AUTHORITY, assert_gate_held
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -238,7 +239,7 @@ def _pairs(result: ConversationResult, message_ids: set[str]) -> list[tuple[Any,
     ]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
         st.tuples(

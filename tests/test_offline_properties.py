@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -81,13 +82,13 @@ def _assert_ok(conv: Conversation, **options: Any) -> dict[str, Any]:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv=_conversation, allow_system=st.booleans())
 def test_output_always_passes_the_gate(conv: Conversation, allow_system: bool) -> None:
     _assert_ok(conv, allow_system_sources=allow_system)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(conv=_conversation)
 def test_every_span_is_the_transcript_text_and_never_a_placeholder(conv: Conversation) -> None:
     for c in offline_extract(conv)["candidates"]:
@@ -98,7 +99,7 @@ def test_every_span_is_the_transcript_text_and_never_a_placeholder(conv: Convers
         assert all(end <= lo or hi <= start for lo, hi in message.placeholder_ranges)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(conv=_conversation)
 def test_never_claims_verification(conv: Conversation) -> None:
     """A certification word is only ever the user's own word about their world ("My account is
@@ -118,14 +119,14 @@ def test_never_claims_verification(conv: Conversation) -> None:
             assert not re.search(r"\b(?:as|this is) verified", quote, re.IGNORECASE), c
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(conv=_conversation)
 def test_deterministic(conv: Conversation) -> None:
     again = conversation_from_data(conv.model_dump(mode="json"))
     assert json.dumps(offline_extract(conv)) == json.dumps(offline_extract(again))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(conv=_conversation, limit=st.integers(min_value=0, max_value=6))
 def test_candidate_limit_is_respected_without_orphans(conv: Conversation, limit: int) -> None:
     out = _assert_ok(conv, max_candidates=limit)

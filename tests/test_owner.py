@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner, Result
-from helpers import read_lines
+from helpers import examples, read_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -102,7 +102,7 @@ def test_a_non_string_user_id_fails_at_load_naming_the_field_and_the_option(
 names = st.none() | st.text(alphabet="abcxyz-19", min_size=1, max_size=6)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(meta_tenant=names, meta_subject=names, opt_tenant=names, opt_subject=names)
 def test_the_option_wins_else_the_metadata_else_none(
     meta_tenant: str | None,

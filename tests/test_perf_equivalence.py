@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import make_candidate, memory_candidates
@@ -49,7 +50,9 @@ from extractor.vocab import (
     VerificationState,
 )
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 # --- Admission: every rule fires exactly when its match holds and no ``unless`` does ----------
 
@@ -165,7 +168,7 @@ def test_generated_policies_fire_exactly_the_rules_whose_matches_hold(
 DEFAULT_POLICY = load_policy()
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=examples(50))
 @given(memory_candidates(parent_memory_ids=PARENTS), st.none() | st.datetimes())
 def test_the_default_policy_fires_exactly_the_rules_whose_matches_hold(
     c: MemoryCandidate, as_of: datetime | None
@@ -202,7 +205,7 @@ def outcome(check: Callable[[Mapping[str, Any], str], None], raw: Any, quote: st
     return None
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.dictionaries(KEYS, JSON, max_size=5), TEXT)
 def test_certification_pre_check_rejects_exactly_what_the_full_walk_rejects(
     raw: dict[str, Any], quote: str
@@ -324,7 +327,7 @@ MIXED_TEXT = st.lists(
 ).map(lambda parts: "".join(a + b for a, b in parts))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(MIXED_TEXT)
 def test_caseless_search_and_match_agree_with_ignorecase(text: str) -> None:
     for pattern in CASELESS_PATTERNS:

@@ -62,12 +62,21 @@ SELF_CERTIFYING = {
 
 
 class ScriptedClient:
-    """A client that returns a fixed output (or raises), to drive the pipeline precisely."""
+    """A client that returns a fixed output (or raises), to drive the pipeline precisely;
+    ``hang`` never answers (until cancelled)."""
 
-    def __init__(self, output: Any = None, *, error: BaseException | None = None, delay: float = 0):
+    def __init__(
+        self,
+        output: Any = None,
+        *,
+        error: BaseException | None = None,
+        delay: float = 0,
+        hang: bool = False,
+    ):
         self.output = {"candidates": GOOD} if output is None else output
         self.error = error
         self.delay = delay
+        self.hang = hang
         self.calls = 0
 
     @property
@@ -78,6 +87,8 @@ class ScriptedClient:
         self, conversation: Conversation, prompt: Prompt, options: ValidationOptions
     ) -> ClientResult:
         self.calls += 1
+        if self.hang:
+            await asyncio.Event().wait()
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.error is not None:
@@ -156,7 +167,7 @@ def test_a_client_raising_something_untyped_becomes_a_model_client_error() -> No
 
 
 def test_timeout_bounds_the_extraction() -> None:
-    ex = Extractor(ScriptedClient(delay=5), timeout=0.05)
+    ex = Extractor(ScriptedClient(hang=True), timeout=0.05)
     with pytest.raises(ModelTimeout, match="lisbon"):
         ex.process(CONVERSATION)
 

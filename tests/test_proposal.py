@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import PROVENANCE
@@ -129,7 +130,7 @@ ITEMS = st.lists(
 )  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(ITEMS)
 def test_expanding_an_expansion_changes_nothing_and_every_item_is_judged(items: list[Any]) -> None:
     once = expand(items, CONV)

@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from read_factories import view, views
 
@@ -123,7 +124,7 @@ def test_a_forbidden_use_is_never_granted_by_policy():
     assert _decide(v, purpose=P).excluded_by == "capability-invariant"
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(100))
 @given(v=views(), purpose=..., evidence=...)
 def test_no_decision_admits_a_use_the_memory_forbids(
     v, purpose: Capability, evidence: EvidenceStatus

@@ -10,6 +10,7 @@ import sqlite3
 from datetime import datetime
 
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from read_store_helpers import Clock, Transcripts, candidate, conversation, handmade, pipeline
@@ -142,7 +143,7 @@ def _allowed(row, use: str) -> bool:
     return use in json.loads(row[4]) and use not in json.loads(row[5])
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(30))
 @given(**READ_REQUESTS)
 def test_no_read_returns_a_memory_for_a_purpose_it_forbids(
     world, tenant, subject, purpose, words, as_of, acting, k
@@ -190,7 +191,7 @@ def test_no_read_returns_a_memory_for_a_purpose_it_forbids(
     assert excluded_other == []
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(**READ_REQUESTS)
 def test_replay_under_the_same_policy_reproduces_every_recorded_decision(
     world, tenant, subject, purpose, words, as_of, acting, k

@@ -7,6 +7,7 @@ import sqlite3
 
 import numpy as np
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from read_factories import view
@@ -149,7 +150,7 @@ def test_rrf_fuses_and_breaks_ties_on_claim_id():
         HybridRanker([])
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), st.integers(1, 30))
 def test_rankers_return_at_most_k_eligible_ids_deterministically(words, k):
     con = sqlite3.connect(":memory:")

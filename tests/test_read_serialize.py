@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from read_factories import view
@@ -132,7 +133,7 @@ def test_parse_context_names_a_line_in_no_form():
 USES = st.sampled_from(["PERSONALIZATION", "FACTUAL_EVIDENCE", CONTEXT_ONLY])
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(
     entries=st.lists(
         st.tuples(

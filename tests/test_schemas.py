@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import examples, schema_validator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from extractor.conversation import conversation_from_data
 from extractor.errors import InputError
-from extractor.schemas import DEFAULT_SCHEMAS_DIR, SCHEMAS, drifted, render, schema_for
+from extractor.schemas import DEFAULT_SCHEMAS_DIR, SCHEMAS, drifted, render
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,8 +98,8 @@ def mutated(draw: st.DrawFn, base: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def _agree(model: type[BaseModel], schema: dict[str, Any], doc: Any) -> None:
-    by_schema = Draft202012Validator(schema).is_valid(doc)
+def _agree(model: type[BaseModel], schema: str, doc: Any) -> None:
+    by_schema = schema_validator(schema).is_valid(doc)
     try:
         model.model_validate_json(json.dumps(doc), strict=True)
         by_model = True
@@ -107,10 +108,10 @@ def _agree(model: type[BaseModel], schema: dict[str, Any], doc: Any) -> None:
     assert by_schema == by_model, (by_schema, by_model, doc)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated({"candidates": [VALID_CANDIDATE]}))
 def test_jsonschema_and_pydantic_agree_on_extraction_output(doc):
-    _agree(SCHEMAS["extraction-output"](), schema_for("extraction-output"), doc)
+    _agree(SCHEMAS["extraction-output"](), "extraction-output", doc)
 
 
 CONVERSATION: dict[str, Any] = {
@@ -124,10 +125,10 @@ CONVERSATION: dict[str, Any] = {
 }
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated(CONVERSATION))
 def test_conversation_schema_accepts_exactly_what_the_loader_accepts(doc):
-    by_schema = Draft202012Validator(schema_for("conversation")).is_valid(doc)
+    by_schema = schema_validator("conversation").is_valid(doc)
     try:
         conversation_from_data(json.loads(json.dumps(doc)), input_format="openai")
         by_loader = True

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
+from helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
@@ -178,7 +179,9 @@ MESSAGE = st.fixed_dictionaries(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     body=JSON

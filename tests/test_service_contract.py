@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers import examples, schema_validator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
@@ -189,11 +190,11 @@ def test_the_stateful_chain_is_linked_in_the_document():
     assert revoke["GetRevokedMemory"]["operationId"] == "getMemory"
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(100))
 @given(st.from_regex(ISO_TIMESTAMP_PATTERN, fullmatch=True))
 def test_every_timestamp_the_schema_accepts_the_loader_accepts(timestamp: str):
     conversation = {"messages": [{"role": "user", "content": "hi", "timestamp": timestamp}]}
-    assert Draft202012Validator(schema_for("conversation")).is_valid(conversation)
+    assert schema_validator("conversation").is_valid(conversation)
     assert conversation_from_data(conversation).messages[0].timestamp is not None
 
 
@@ -201,7 +202,7 @@ EDGES = [-62_135_596_800_000, -100_000_000_000, -62_135_596_800, 100_000_000_000
          253_402_300_800_000]  # fmt: skip
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(150))
 @given(
     st.floats(allow_nan=False, allow_infinity=False)
     | st.integers()
@@ -215,7 +216,7 @@ def test_schema_and_loader_agree_on_epoch_timestamps(epoch: float):
         loaded = True
     except InputError:
         loaded = False
-    assert Draft202012Validator(schema_for("conversation")).is_valid(conversation) == loaded
+    assert schema_validator("conversation").is_valid(conversation) == loaded
 
 
 def test_date_times_are_published_as_this_package_writes_them(offline_extractor):

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +34,7 @@ class Clock:
         return self.now
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(
     rate=st.sampled_from([0.5, 1.0, 2.0, 10.0]),
     burst=st.integers(1, 5),

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,7 +94,7 @@ OPS = st.lists(
 )  # fmt: skip
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(12), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_no_sequence_of_requests_crosses_tenants(offline_extractor, tmp_path_factory, ops):
     service = Service(offline_extractor, tmp_path_factory.mktemp("tenants"))

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_helpers import _EXTRACTOR, Clock, user_says
@@ -132,7 +133,7 @@ def test_revocation_is_not_erasure_the_content_stays():
         assert SECRET in store.claim(m).content and store.claim(m).lifecycle_state == "REVOKED"
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["home", "job", "profile_home", "leaning"]), st.booleans())
 def test_erasure_leaves_zero_residue_whatever_is_erased(target, by_subject):
     with (

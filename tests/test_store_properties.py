@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from functools import cache
 
+from helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_helpers import Clock, result, user_says
@@ -150,7 +151,7 @@ def unresolved_taint(store: MemoryStore, level: dict[str, int | None]) -> set[st
     return tainted
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, max_size=14))
 def test_labels_are_well_founded_and_taint_never_escapes(ops):
     store = build(ops)
@@ -166,7 +167,7 @@ def test_labels_are_well_founded_and_taint_never_escapes(ops):
     assert store.consistent()  # every incremental update equals a full recompute
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, max_size=12))
 def test_rebuild_reproduces_the_state_hash(ops):
     store = build(ops)
@@ -189,7 +190,7 @@ def state(store: MemoryStore) -> dict[str, tuple]:
     }
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, max_size=12), st.integers(0, 40))
 def test_revoke_then_restore_gives_back_every_claims_state(ops, target):
     store = build(ops)
@@ -201,7 +202,7 @@ def test_revoke_then_restore_gives_back_every_claims_state(ops, target):
     assert state(store) == before
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.permutations(list(range(6))))
 def test_interleaved_ingests_equal_their_serial_order(order):
     texts = [
