@@ -6,4 +6,4 @@ purpose, whenever one of those files changes; a test fails when the files drift 
 """
 
 __version__ = "0.1.0"
-SCHEMA_VERSION = "2.1.0"
+SCHEMA_VERSION = "3.0.0"

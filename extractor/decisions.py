@@ -23,7 +23,7 @@ class DeniedUse(BaseModel):
     rule_id: str
     reason: str | None = Field(
         default=None,
-        description="Why. Result line format 2 leaves out a reason that is the reason of a "
+        description="Why. Result lines (format 2, 3) leave out a reason that is the reason of a "
         "rule that fired for the decision (null when read until a policy fills it in).",
     )
 
@@ -36,7 +36,7 @@ class FiredRule(BaseModel):
     rule_id: str
     reason: str | None = Field(
         default=None,
-        description="The rule's reason sentence. Result line format 2 does not repeat it (it "
+        description="The rule's reason sentence. Result lines (format 2, 3) do not repeat it (it "
         "is the policy's, found by policy id/version and rule id): null when read from such a "
         "line until a policy fills it in (extractor.admission.explain).",
     )

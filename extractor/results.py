@@ -52,7 +52,7 @@ class RunProvenance(BaseModel):
     prompt_hash: str
     schema_version: str = Field(
         default=SCHEMA_VERSION,
-        description="Schema version of the records. A result line (format 2) leaves it out "
+        description="Schema version of the records. A result line (format 2, 3) leaves it out "
         "when it is the line's own schema_version.",
     )
     policy_id: str

@@ -1,4 +1,4 @@
-"""Result files: writing and reading their lines (format 2, lean; format 1 still read)."""
+"""Result files: writing and reading their lines (format 3, lean; formats 2 and 1 still read)."""
 
 from .codec import decode, dump_line, encode, line_format, load_result
 

@@ -1,7 +1,7 @@
-"""Result line format 2: a :class:`~extractor.results.ConversationResult` written once, lean.
+"""Result line format 3: a :class:`~extractor.results.ConversationResult` written once, lean.
 
 What every candidate and decision of a conversation share is written once per line, and what
-the reader rebuilds exactly is left out (see ``docs/pipeline.md``, "Result line format 2"):
+the reader rebuilds exactly is left out (see ``docs/pipeline.md``, "Result line format 3"):
 
 * each candidate's ``conversation_id``, ``recorded_at`` and ``provenance`` are the line's own
   (``provenance`` less the policy id and version);
@@ -15,16 +15,23 @@ the reader rebuilds exactly is left out (see ``docs/pipeline.md``, "Result line 
   what made it fire for this candidate, when anything, is ``decision.rule_details``;
 * a field at its default is left out; ``evidence_ids`` defaults to the span's message,
   ``inherited_from`` to the candidate's sorted parents and ``as_of`` to the time the candidate
-  was said (``observed_at``, else the line's ``recorded_at``), as the engine judges it.
+  was said (``observed_at``, else the line's ``recorded_at``), as the engine judges it;
+* format 3 (``SCHEMA_VERSION`` 3.x) adds three defaults: a candidate's ``observed_at`` is its
+  first parent's (when that parent is earlier in the line), its ``temporal`` a point in time at
+  its ``observed_at`` (what every event is), and a fired rule's detail
+  ``inherits from <the candidate's parents>`` is named by the outcome's ``parent_details``
+  instead of being written per decision.
 
-:func:`decode` reads both this format and format 1 (``schema_version`` 1.x, every record whole),
-so result files written before keep working everywhere a result file is read; a line in the
-expanded form (a ``decisions`` list: what the HTTP service answers) is read as it is.
+:func:`decode` reads this format, format 2 (``schema_version`` 2.x: those three written out)
+and format 1 (``schema_version`` 1.x, every record whole), so result files written before keep
+working everywhere a result file is read; a line in the expanded form (a ``decisions`` list:
+what the HTTP service answers) is read as it is.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -49,8 +56,13 @@ OUTCOME_FIELDS: dict[str, Any] = {
     "flags": [],
     "rules_fired": [],
 }
-#: Required candidate fields left out when empty (null, or an object with every field default).
+#: Required candidate fields left out when empty (null, or an object with every field default):
+#: in format 2 all three; in format 3 ``uncertainty`` (see :data:`DERIVED_CANDIDATE_FIELDS`).
 EMPTY_CANDIDATE_FIELDS: dict[str, Any] = {"observed_at": None, "temporal": {}, "uncertainty": {}}
+#: Format 3: candidate fields whose absence means a value derived from the line (not "empty").
+DERIVED_CANDIDATE_FIELDS = ("observed_at", "temporal")
+#: The detail the engine gives a rule that carried every parent's obligations.
+INHERITS = "inherits from "
 #: What the policy's fields of a result's provenance are called on a candidate's.
 POLICY_FIELDS = ("policy_id", "policy_version")
 #: Who an event's content names, by the candidate's origin (tools name themselves: written).
@@ -71,15 +83,40 @@ def event_content(item: dict[str, Any]) -> str | None:
 def line_format(data: dict[str, Any]) -> int:
     """The form of a parsed result line: 1 (every record whole -- ``schema_version`` 1.x, or a
     ``decisions`` list, as :meth:`ConversationResult.model_dump_json` and the HTTP service write
-    it) or 2 (this module's lean line, which has no ``decisions`` list)."""
+    it), 2 (the lean line of ``schema_version`` 2.x) or 3 (this module's, 3.x)."""
     version = data.get("schema_version")
     if "decisions" in data or not isinstance(version, str):
         return 1
-    return 1 if version.split(".", 1)[0] == "1" else 2
+    return {"1": 1, "2": 2}.get(version.split(".", 1)[0], 3)
+
+
+def point_in_time(observed_at: Any) -> dict[str, Any]:
+    """Format 3's default ``temporal`` (JSON data): a point in time at ``observed_at`` (the JSON
+    text of a date-time) when the candidate has one -- every event's, written as the event
+    builder writes it (``datetime.isoformat``: ``+00:00``, not ``Z``) -- else every field at
+    its default."""
+    if not isinstance(observed_at, str):
+        return {}
+    try:
+        when = datetime.fromisoformat(observed_at).isoformat()
+    except ValueError:
+        when = observed_at
+    return {"kind": "POINT_IN_TIME", "valid_from": when, "valid_to": when}
+
+
+def inherits_detail(parents: list[str]) -> str | None:
+    """The detail of a rule that carried the obligations of all of ``parents``, in order."""
+    return INHERITS + ", ".join(parents) if parents else None
 
 
 def encode(result: ConversationResult) -> dict[str, Any]:
-    """``result`` as a format-2 line (JSON data): :func:`decode` gives ``result`` back."""
+    """``result`` as a line (JSON data) of the format of its ``schema_version`` -- format 3 for
+    what this version builds; a result recorded under 2.x (the ledger's) in format 2 and under
+    1.x whole -- so that :func:`decode` gives ``result`` back."""
+    form = line_format({"schema_version": result.schema_version})
+    if form == 1:
+        whole: dict[str, Any] = result.model_dump(mode="json")
+        return whole
     data: dict[str, Any] = result.model_dump(
         mode="json", exclude_defaults=True, exclude={"candidates", "decisions"}
     )
@@ -95,6 +132,7 @@ def encode(result: ConversationResult) -> dict[str, Any]:
     index: dict[str, int] = {}
     candidates = []
     spans: dict[str, Any] = {}
+    observed: dict[str, Any] = {}
     for candidate in result.candidates:
         item = candidate.model_dump(mode="json", exclude_defaults=True)
         full = candidate.model_dump(mode="json", include=set(HOISTED_CANDIDATE_FIELDS))
@@ -106,18 +144,23 @@ def encode(result: ConversationResult) -> dict[str, Any]:
                 item[name] = full[name]  # not the line's: kept (a record built elsewhere)
         if item.get("evidence_ids") == [candidate.source_span.message_id]:
             del item["evidence_ids"]
+        parents = candidate.parent_memory_ids
+        if form >= 3:
+            _derived_defaults(item, parents, observed)
         for name, empty in EMPTY_CANDIDATE_FIELDS.items():
-            if item.get(name, empty) == empty:
+            derived = form >= 3 and name in DERIVED_CANDIDATE_FIELDS
+            if not derived and item.get(name, empty) == empty:
                 item.pop(name, None)
         if item["content"] == event_content(item):
             del item["content"]
-        parents = candidate.parent_memory_ids
         if parents and spans.get(parents[0]) == candidate.source_span:
             del item["source_span"]
         spans[candidate.memory_id] = candidate.source_span
         decision = decisions.pop(candidate.memory_id, None)
         if decision is not None:
-            item["decision"] = _encode_decision(decision, candidate, data, rules, outcomes, index)
+            item["decision"] = _encode_decision(
+                decision, candidate, data, rules, outcomes, index, parent_details=form >= 3
+            )
         candidates.append(item)
     data["candidates"] = candidates
     if decisions:  # a decision of no candidate of the line (not written by this package)
@@ -129,6 +172,22 @@ def encode(result: ConversationResult) -> dict[str, Any]:
     return data
 
 
+def _derived_defaults(item: dict[str, Any], parents: list[str], observed: dict[str, Any]) -> None:
+    """Format 3: leave out ``observed_at`` when it is the first parent's (earlier in the line;
+    else when null) and ``temporal`` when it is :func:`point_in_time` of it; write each out
+    (null, ``{}``) when it is not its default."""
+    when = item.get("observed_at")
+    if when == (observed.get(parents[0]) if parents else None):
+        item.pop("observed_at", None)
+    else:
+        item["observed_at"] = when
+    observed[item["memory_id"]] = when
+    if item.get("temporal", {}) == point_in_time(when):
+        item.pop("temporal", None)
+    else:
+        item["temporal"] = item.get("temporal", {})
+
+
 def _encode_decision(
     decision: Any,
     candidate: Any,
@@ -136,6 +195,8 @@ def _encode_decision(
     rules: dict[str, str | None],
     outcomes: list[dict[str, Any]],
     index: dict[str, int],
+    *,
+    parent_details: bool,
 ) -> dict[str, Any]:
     full: dict[str, Any] = decision.model_dump(mode="json")
     fired = decision.rules_fired
@@ -156,9 +217,13 @@ def _encode_decision(
     item.pop("rules_fired", None)
     if fired:
         outcome["rules_fired"] = [r.rule_id for r in fired]
-    details = {r.rule_id: r.detail for r in fired if r.detail is not None}
+    inherits = inherits_detail(candidate.parent_memory_ids) if parent_details else None
+    details = {r.rule_id: r.detail for r in fired if r.detail not in (None, inherits)}
     if details:
         item["rule_details"] = details
+    from_parents = [r.rule_id for r in fired if r.detail is not None and r.detail == inherits]
+    if from_parents:
+        outcome["parent_details"] = from_parents
     reasons = {r.rule_id: r.reason for r in fired}
     for denied in item.get("denied_requested_uses", []):
         if "reason" in denied and denied["reason"] == reasons.get(denied["rule_id"], False):
@@ -194,7 +259,8 @@ def decode(data: dict[str, Any]) -> dict[str, Any]:
     Raises :class:`ValueError` (``KeyError`` / ``IndexError`` / ``TypeError`` included) when a
     format-2 line's references do not resolve; callers report it as a line that is not a result.
     """
-    if line_format(data) == 1:
+    form = line_format(data)
+    if form == 1:
         return data
     out = {k: v for k, v in data.items() if k not in ("rules", "outcomes", "orphan_decisions")}
     provenance = dict(data.get("provenance") or {})
@@ -206,15 +272,21 @@ def decode(data: dict[str, Any]) -> dict[str, Any]:
     outcomes: list[dict[str, Any]] = data.get("outcomes") or []
     candidates, decisions = [], []
     spans: dict[str, Any] = {}
+    observed: dict[str, Any] = {}
     for raw in data.get("candidates") or []:
         item = dict(raw)
         decision = item.pop("decision", None)
         item.setdefault("conversation_id", data.get("conversation_id"))
         item.setdefault("recorded_at", data.get("recorded_at"))
         item.setdefault("provenance", line_provenance)
+        parents = item.get("parent_memory_ids") or []
+        if form >= 3:
+            if "observed_at" not in item:
+                item["observed_at"] = observed.get(parents[0]) if parents else None
+            observed[item["memory_id"]] = item["observed_at"]
+            item.setdefault("temporal", point_in_time(item["observed_at"]))
         for name, empty in EMPTY_CANDIDATE_FIELDS.items():
             item.setdefault(name, empty)
-        parents = item.get("parent_memory_ids") or []
         if "source_span" not in item and parents:
             item["source_span"] = spans[parents[0]]
         spans[item["memory_id"]] = item.get("source_span")
@@ -245,7 +317,10 @@ def _decode_decision(
     outcome = outcomes[int(item["outcome"])]
     for name, default in OUTCOME_FIELDS.items():
         out[name] = outcome.get(name, default)
-    details: dict[str, Any] = item.get("rule_details") or {}
+    details: dict[str, Any] = dict(item.get("rule_details") or {})
+    inherits = inherits_detail(list(candidate.get("parent_memory_ids") or []))
+    for rid in outcome.get("parent_details", []):
+        details[rid] = inherits
     out["rules_fired"] = [
         {"rule_id": rid, "reason": None, "detail": details.get(rid), "rule_hash": rules[rid]}
         for rid in outcome.get("rules_fired", [])
@@ -259,7 +334,8 @@ def _decode_decision(
 
 
 def dump_line(record: BaseModel) -> str:
-    """The JSON text of one output line: a result in format 2, any other record as it is."""
+    """The JSON text of one output line: a result in its format (3 for this version's), any
+    other record as it is."""
     if isinstance(record, ConversationResult):
         return json.dumps(encode(record), ensure_ascii=False, separators=(",", ":"))
     return record.model_dump_json()

@@ -1,4 +1,4 @@
-"""The JSON Schema of result line format 2 (``schemas/result.schema.json``), as Pydantic models.
+"""The JSON Schema of result line format 3 (``schemas/result.schema.json``), as Pydantic models.
 
 The line's candidate and decision models are derived from :class:`MemoryCandidate` and
 :class:`AdmissionDecision` (same fields, types and descriptions) less what the line holds once,
@@ -41,9 +41,15 @@ class LineOutcome(BaseModel):
         description="Ids of the rules that fired, in evaluation order; their definition hashes "
         "are the line's 'rules', their reasons in the policy (provenance.policy_id/version).",
     )
+    parent_details: list[str] = Field(
+        default_factory=list,
+        description="Ids of fired rules whose detail, for every decision with this outcome, is "
+        "'inherits from ' followed by the candidate's parent_memory_ids joined by ', ' (the "
+        "rule carried every parent's obligations); not in the decision's 'rule_details'.",
+    )
 
 
-assert set(LineOutcome.model_fields) == set(OUTCOME_FIELDS)
+assert set(LineOutcome.model_fields) == {*OUTCOME_FIELDS, "parent_details"}
 
 _DECISION_KEPT: dict[str, Any] = {
     name: (info.annotation, info)
@@ -96,12 +102,15 @@ _CANDIDATE_KEPT: dict[str, Any] = {
 #: Candidate fields a line may leave out, and what they are then.
 _ABSENT = {
     "evidence_ids": "the span's message.",
-    "observed_at": "null.",
+    "observed_at": "its first parent's observed_at (when that parent is earlier in the line), "
+    "else null.",
     "content": "the event's own words, built from its span as the system builds them: "
     "'User stated: \"<quote>\"' (Assistant / System message for the other origins; a tool's "
     "events are written out).",
     "source_span": "the span of its first parent (earlier in the line).",
-    "temporal": "every field at its default.",
+    "temporal": "a point in time at observed_at ({'kind': 'POINT_IN_TIME', 'valid_from': "
+    "observed_at, 'valid_to': observed_at}) when observed_at is set, else every field at its "
+    "default.",
     "uncertainty": "every field at its default.",
 }
 for _name, _meaning in _ABSENT.items():
@@ -136,7 +145,7 @@ _LINE_KEPT: dict[str, Any] = {
 ResultLine: type[BaseModel] = create_model(
     "ResultLine",
     __config__=ConfigDict(extra="forbid", title="ResultLine"),
-    __doc__="One line of a results file (format 2): everything decided about one conversation.",
+    __doc__="One line of a results file (format 3): everything decided about one conversation.",
     candidates=(list[LineCandidate], Field(default_factory=list)),
     rules=(
         dict[str, str | None],
