@@ -1,130 +1,23 @@
--- index idx_candidates_conversation_id
-CREATE INDEX idx_candidates_conversation_id ON candidates (conversation_id);
-
--- index idx_candidates_memory_id
-CREATE INDEX idx_candidates_memory_id ON candidates (memory_id);
-
--- index idx_candidates_run_id
-CREATE INDEX idx_candidates_run_id ON candidates (run_id);
-
--- index idx_candidates_tenant_subject
-CREATE INDEX idx_candidates_tenant_subject ON candidates (tenant, subject);
-
--- index idx_conversations_conversation_hash
-CREATE INDEX idx_conversations_conversation_hash ON conversations (conversation_hash);
-
--- index idx_conversations_conversation_id
-CREATE INDEX idx_conversations_conversation_id ON conversations (conversation_id);
-
--- index idx_conversations_run_id
-CREATE INDEX idx_conversations_run_id ON conversations (run_id);
-
--- index idx_conversations_tenant_subject
-CREATE INDEX idx_conversations_tenant_subject ON conversations (tenant, subject);
-
--- index idx_decisions_input_hash
-CREATE INDEX idx_decisions_input_hash ON decisions (input_hash);
-
--- index idx_decisions_run_id
-CREATE INDEX idx_decisions_run_id ON decisions (run_id);
-
 -- index idx_failures_conversation_id
 CREATE INDEX idx_failures_conversation_id ON failures (conversation_id);
 
 -- index idx_failures_run_id
 CREATE INDEX idx_failures_run_id ON failures (run_id);
 
--- index idx_rejections_conversation_id
-CREATE INDEX idx_rejections_conversation_id ON rejections (conversation_id);
+-- index idx_memories_memory_id
+CREATE INDEX idx_memories_memory_id ON memories (memory_id);
 
--- index idx_rejections_run_id
-CREATE INDEX idx_rejections_run_id ON rejections (run_id);
+-- index idx_results_conversation_hash
+CREATE INDEX idx_results_conversation_hash ON results (conversation_hash);
 
--- table candidates
-CREATE TABLE candidates (
-    result_key TEXT NOT NULL REFERENCES conversations (result_key),
-    memory_id TEXT NOT NULL,
-    run_id TEXT NOT NULL REFERENCES runs (run_id),
-    conversation_id TEXT NOT NULL,
-    conversation_hash TEXT NOT NULL,
-    candidate_id TEXT NOT NULL,
-    candidate_hash TEXT NOT NULL,
-    content TEXT NOT NULL,
-    memory_type TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    origin_kind TEXT NOT NULL,
-    verification_state TEXT NOT NULL,
-    lifecycle_state TEXT NOT NULL,
-    temporal_kind TEXT NOT NULL,
-    temporal_expression TEXT,
-    valid_from TEXT,
-    valid_to TEXT,
-    observed_at TEXT,
-    recorded_at TEXT NOT NULL,
-    parent_memory_ids TEXT NOT NULL,
-    requested_uses TEXT NOT NULL,
-    evidence_ids TEXT NOT NULL,
-    evidence_ref TEXT NOT NULL,
-    evidence_hash TEXT NOT NULL,
-    quote TEXT NOT NULL,
-    span_corrected INTEGER NOT NULL CHECK (span_corrected IN (0, 1)),
-    hedges TEXT NOT NULL,
-    model TEXT NOT NULL,
-    prompt_hash TEXT NOT NULL,
-    memory_schema_version TEXT NOT NULL,
-    candidate_json TEXT NOT NULL, tenant TEXT, subject TEXT,
-    PRIMARY KEY (result_key, memory_id)
-);
+-- index idx_results_conversation_id
+CREATE INDEX idx_results_conversation_id ON results (conversation_id);
 
--- table conversations
-CREATE TABLE conversations (
-    result_key TEXT PRIMARY KEY,
-    run_id TEXT NOT NULL REFERENCES runs (run_id),
-    conversation_id TEXT NOT NULL,
-    conversation_hash TEXT NOT NULL,
-    source TEXT,
-    line INTEGER,
-    field TEXT,
-    model TEXT NOT NULL,
-    prompt_hash TEXT NOT NULL,
-    schema_version TEXT NOT NULL,
-    policy_id TEXT NOT NULL,
-    policy_version TEXT NOT NULL,
-    candidate_count INTEGER NOT NULL,
-    rejection_count INTEGER NOT NULL,
-    attempts INTEGER NOT NULL,
-    chunks INTEGER NOT NULL,
-    cached INTEGER NOT NULL CHECK (cached IN (0, 1)),
-    prompt_tokens INTEGER NOT NULL,
-    completion_tokens INTEGER NOT NULL,
-    total_ms REAL NOT NULL,
-    recorded_at TEXT NOT NULL,
-    result_json TEXT NOT NULL
-, tenant TEXT, subject TEXT);
+-- index idx_results_run
+CREATE INDEX idx_results_run ON results (run);
 
--- table decisions
-CREATE TABLE decisions (
-    result_key TEXT NOT NULL,
-    memory_id TEXT NOT NULL,
-    run_id TEXT NOT NULL REFERENCES runs (run_id),
-    input_hash TEXT NOT NULL,
-    persist INTEGER NOT NULL CHECK (persist IN (0, 1)),
-    lifecycle_state TEXT NOT NULL,
-    allowed_uses TEXT NOT NULL,
-    forbidden_uses TEXT NOT NULL,
-    denied_requested_uses TEXT NOT NULL,
-    eligible_for_admission INTEGER NOT NULL CHECK (eligible_for_admission IN (0, 1)),
-    flags TEXT NOT NULL,
-    rules_fired TEXT NOT NULL,
-    inherited_from TEXT NOT NULL,
-    evidence_as_of TEXT,
-    policy_id TEXT NOT NULL,
-    policy_version TEXT NOT NULL,
-    as_of TEXT,
-    decision_json TEXT NOT NULL,
-    PRIMARY KEY (result_key, memory_id),
-    FOREIGN KEY (result_key, memory_id) REFERENCES candidates (result_key, memory_id)
-);
+-- index idx_results_tenant_subject
+CREATE INDEX idx_results_tenant_subject ON results (tenant, subject);
 
 -- table failures
 CREATE TABLE failures (
@@ -142,6 +35,60 @@ CREATE TABLE failures (
     failure_json TEXT NOT NULL
 , tenant TEXT, subject TEXT);
 
+-- table memories
+CREATE TABLE memories (
+    id INTEGER PRIMARY KEY,
+    result INTEGER NOT NULL REFERENCES results (id),
+    seq INTEGER NOT NULL,
+    memory_id TEXT NOT NULL,
+    conversation_id TEXT,
+    candidate_id TEXT NOT NULL,
+    candidate_hash BLOB NOT NULL,
+    content TEXT NOT NULL,
+    memory_type INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    origin_kind INTEGER NOT NULL,
+    verification_state INTEGER NOT NULL,
+    lifecycle_state INTEGER NOT NULL,
+    temporal_kind INTEGER NOT NULL,
+    temporal_expression TEXT,
+    valid_from INTEGER,
+    valid_to INTEGER,
+    observed_at INTEGER,
+    recorded_at TEXT,
+    parent_memory_ids TEXT NOT NULL,
+    requested_uses INTEGER NOT NULL,
+    evidence_ids INTEGER NOT NULL,
+    evidence_ref TEXT NOT NULL,
+    evidence_hash BLOB NOT NULL,
+    quote TEXT NOT NULL,
+    span_corrected INTEGER NOT NULL CHECK (span_corrected IN (0, 1)),
+    hedges INTEGER NOT NULL,
+    model INTEGER NOT NULL,
+    prompt_hash INTEGER NOT NULL,
+    memory_schema_version INTEGER NOT NULL,
+    candidate_json TEXT NOT NULL,
+    decided INTEGER,
+    input_hash BLOB,
+    persist INTEGER CHECK (persist IN (0, 1)),
+    d_lifecycle_state INTEGER,
+    d_allowed_uses INTEGER,
+    d_forbidden_uses INTEGER,
+    d_denied_requested_uses INTEGER,
+    eligible_for_admission INTEGER CHECK (eligible_for_admission IN (0, 1)),
+    d_flags INTEGER,
+    rules INTEGER,
+    rule_details TEXT,
+    inherited_from TEXT,
+    d_evidence_as_of INTEGER,
+    d_policy_id INTEGER,
+    d_policy_version INTEGER,
+    d_as_of INTEGER,
+    decision_json TEXT,
+    UNIQUE (result, memory_id),
+    CHECK ((decided IS NULL) = (input_hash IS NULL))
+);
+
 -- table migrations
 CREATE TABLE migrations (
     name TEXT PRIMARY KEY,
@@ -158,19 +105,47 @@ CREATE TABLE policy_rules (
     PRIMARY KEY (policy_id, policy_version, rule_id, rule_hash)
 );
 
--- table rejections
-CREATE TABLE rejections (
-    result_key TEXT NOT NULL REFERENCES conversations (result_key),
+-- table rejection_rows
+CREATE TABLE rejection_rows (
+    id INTEGER PRIMARY KEY,
+    result INTEGER NOT NULL REFERENCES results (id),
     seq INTEGER NOT NULL,
-    run_id TEXT NOT NULL REFERENCES runs (run_id),
-    conversation_id TEXT NOT NULL,
     candidate_index INTEGER NOT NULL,
     candidate_id TEXT,
-    code TEXT NOT NULL,
+    code INTEGER NOT NULL,
     field TEXT,
     message TEXT NOT NULL,
     raw_json TEXT NOT NULL,
-    PRIMARY KEY (result_key, seq)
+    UNIQUE (result, seq)
+);
+
+-- table results
+CREATE TABLE results (
+    id INTEGER PRIMARY KEY,
+    result_key BLOB NOT NULL UNIQUE,
+    run INTEGER NOT NULL,
+    conversation_id TEXT NOT NULL,
+    conversation_hash BLOB NOT NULL,
+    source INTEGER,
+    line INTEGER,
+    field TEXT,
+    model INTEGER NOT NULL,
+    prompt_hash INTEGER NOT NULL,
+    schema_version INTEGER NOT NULL,
+    policy_id INTEGER NOT NULL,
+    policy_version INTEGER NOT NULL,
+    candidate_count INTEGER NOT NULL,
+    rejection_count INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    chunks INTEGER NOT NULL,
+    cached INTEGER NOT NULL CHECK (cached IN (0, 1)),
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    total_ms REAL NOT NULL,
+    recorded_at TEXT NOT NULL,
+    result_json TEXT NOT NULL,
+    tenant INTEGER,
+    subject INTEGER
 );
 
 -- table runs
@@ -191,6 +166,9 @@ CREATE TABLE runs (
     summary_json TEXT
 , pid INTEGER, host TEXT);
 
+-- table texts
+CREATE TABLE texts (id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);
+
 -- table transcripts
 CREATE TABLE transcripts (
     conversation_hash TEXT PRIMARY KEY,
@@ -198,34 +176,85 @@ CREATE TABLE transcripts (
     conversation_json TEXT NOT NULL
 , redactions TEXT, stored_hash TEXT);
 
+-- view candidates
+CREATE VIEW candidates AS
+SELECT
+    CASE WHEN typeof(r.result_key) = 'blob' THEN 'sha256:' || lower(hex(r.result_key)) ELSE r.result_key END AS result_key, m.memory_id, (SELECT value FROM texts WHERE id = r.run) AS run_id,
+    COALESCE(m.conversation_id, r.conversation_id) AS conversation_id,
+    CASE WHEN typeof(r.conversation_hash) = 'blob' THEN 'sha256:' || lower(hex(r.conversation_hash)) ELSE r.conversation_hash END AS conversation_hash, m.candidate_id,
+    CASE WHEN typeof(m.candidate_hash) = 'blob' THEN 'sha256:' || lower(hex(m.candidate_hash)) ELSE m.candidate_hash END AS candidate_hash, m.content, (SELECT value FROM texts WHERE id = m.memory_type) AS memory_type,
+    (SELECT value FROM texts WHERE id = m.kind) AS kind, (SELECT value FROM texts WHERE id = m.origin_kind) AS origin_kind,
+    (SELECT value FROM texts WHERE id = m.verification_state) AS verification_state,
+    (SELECT value FROM texts WHERE id = m.lifecycle_state) AS lifecycle_state, (SELECT value FROM texts WHERE id = m.temporal_kind) AS temporal_kind,
+    m.temporal_expression, (SELECT value FROM texts WHERE id = m.valid_from) AS valid_from, (SELECT value FROM texts WHERE id = m.valid_to) AS valid_to,
+    (SELECT value FROM texts WHERE id = m.observed_at) AS observed_at, COALESCE(m.recorded_at, r.recorded_at) AS recorded_at,
+    m.parent_memory_ids, (SELECT value FROM texts WHERE id = m.requested_uses) AS requested_uses,
+    (SELECT value FROM texts WHERE id = m.evidence_ids) AS evidence_ids,
+    CASE WHEN substr(m.evidence_ref, 1, 1) = '#' THEN CASE WHEN typeof(r.conversation_hash) = 'blob' THEN 'sha256:' || lower(hex(r.conversation_hash)) ELSE r.conversation_hash END || m.evidence_ref
+         ELSE m.evidence_ref END AS evidence_ref,
+    CASE WHEN typeof(m.evidence_hash) = 'blob' THEN 'sha256:' || lower(hex(m.evidence_hash)) ELSE m.evidence_hash END AS evidence_hash, m.quote, m.span_corrected,
+    (SELECT value FROM texts WHERE id = m.hedges) AS hedges, (SELECT value FROM texts WHERE id = m.model) AS model, (SELECT value FROM texts WHERE id = m.prompt_hash) AS prompt_hash,
+    (SELECT value FROM texts WHERE id = m.memory_schema_version) AS memory_schema_version, m.candidate_json,
+    (SELECT value FROM texts WHERE id = r.tenant) AS tenant, (SELECT value FROM texts WHERE id = r.subject) AS subject
+FROM memories AS m JOIN results AS r ON r.id = m.result
+ORDER BY m.id;
+
+-- view conversations
+CREATE VIEW conversations AS
+SELECT
+    CASE WHEN typeof(r.result_key) = 'blob' THEN 'sha256:' || lower(hex(r.result_key)) ELSE r.result_key END AS result_key, (SELECT value FROM texts WHERE id = r.run) AS run_id, r.conversation_id,
+    CASE WHEN typeof(r.conversation_hash) = 'blob' THEN 'sha256:' || lower(hex(r.conversation_hash)) ELSE r.conversation_hash END AS conversation_hash, (SELECT value FROM texts WHERE id = r.source) AS source, r.line, r.field,
+    (SELECT value FROM texts WHERE id = r.model) AS model, (SELECT value FROM texts WHERE id = r.prompt_hash) AS prompt_hash,
+    (SELECT value FROM texts WHERE id = r.schema_version) AS schema_version, (SELECT value FROM texts WHERE id = r.policy_id) AS policy_id,
+    (SELECT value FROM texts WHERE id = r.policy_version) AS policy_version, r.candidate_count, r.rejection_count, r.attempts,
+    r.chunks, r.cached, r.prompt_tokens, r.completion_tokens, r.total_ms, r.recorded_at,
+    r.result_json, (SELECT value FROM texts WHERE id = r.tenant) AS tenant, (SELECT value FROM texts WHERE id = r.subject) AS subject
+FROM results AS r
+ORDER BY r.id;
+
+-- view decisions
+CREATE VIEW decisions AS
+SELECT
+    CASE WHEN typeof(r.result_key) = 'blob' THEN 'sha256:' || lower(hex(r.result_key)) ELSE r.result_key END AS result_key, m.memory_id, (SELECT value FROM texts WHERE id = r.run) AS run_id,
+    CASE WHEN typeof(m.input_hash) = 'blob' THEN 'sha256:' || lower(hex(m.input_hash)) ELSE m.input_hash END AS input_hash, m.persist, (SELECT value FROM texts WHERE id = m.d_lifecycle_state) AS lifecycle_state,
+    (SELECT value FROM texts WHERE id = m.d_allowed_uses) AS allowed_uses, (SELECT value FROM texts WHERE id = m.d_forbidden_uses) AS forbidden_uses,
+    (SELECT value FROM texts WHERE id = m.d_denied_requested_uses) AS denied_requested_uses, m.eligible_for_admission,
+    (SELECT value FROM texts WHERE id = m.d_flags) AS flags, CASE WHEN m.rule_details IS NULL THEN (SELECT value FROM texts WHERE id = m.rules) ELSE (
+        SELECT json_group_array(json_set(f.value, '$.detail',
+                                         json_extract(m.rule_details, '$[' || f.key || ']')))
+        FROM json_each((SELECT value FROM texts WHERE id = m.rules)) AS f) END AS rules_fired, m.inherited_from,
+    (SELECT value FROM texts WHERE id = m.d_evidence_as_of) AS evidence_as_of, (SELECT value FROM texts WHERE id = m.d_policy_id) AS policy_id,
+    (SELECT value FROM texts WHERE id = m.d_policy_version) AS policy_version, (SELECT value FROM texts WHERE id = m.d_as_of) AS as_of,
+    COALESCE(m.decision_json, '{}') AS decision_json
+FROM memories AS m JOIN results AS r ON r.id = m.result
+WHERE m.decided IS NOT NULL
+ORDER BY m.result, m.decided;
+
 -- view memory_ledger
 CREATE VIEW memory_ledger AS
 SELECT
-    c.memory_id,
-    c.content,
-    c.memory_type,
-    c.origin_kind,
-    c.verification_state,
-    c.valid_from,
-    c.valid_to,
-    c.observed_at,
-    c.recorded_at,
-    COALESCE(d.lifecycle_state, c.lifecycle_state) AS lifecycle_state,
-    c.parent_memory_ids,
-    d.allowed_uses,
-    d.forbidden_uses,
-    d.persist,
-    d.policy_id AS admission_policy_id,
-    d.policy_version AS admission_policy_version,
-    c.memory_schema_version,
-    c.prompt_hash AS normalizer_version,
-    c.evidence_ref,
-    c.evidence_hash,
-    d.input_hash AS decision_input_hash,
-    c.conversation_id,
-    c.run_id,
-    c.result_key,
-    c.tenant,
-    c.subject
-FROM candidates AS c
-LEFT JOIN decisions AS d ON d.result_key = c.result_key AND d.memory_id = c.memory_id;
+    m.memory_id, m.content, (SELECT value FROM texts WHERE id = m.memory_type) AS memory_type,
+    (SELECT value FROM texts WHERE id = m.origin_kind) AS origin_kind, (SELECT value FROM texts WHERE id = m.verification_state) AS verification_state,
+    (SELECT value FROM texts WHERE id = m.valid_from) AS valid_from, (SELECT value FROM texts WHERE id = m.valid_to) AS valid_to,
+    (SELECT value FROM texts WHERE id = m.observed_at) AS observed_at, COALESCE(m.recorded_at, r.recorded_at) AS recorded_at,
+    (SELECT value FROM texts WHERE id = COALESCE(m.d_lifecycle_state, m.lifecycle_state)) AS lifecycle_state,
+    m.parent_memory_ids, (SELECT value FROM texts WHERE id = m.d_allowed_uses) AS allowed_uses,
+    (SELECT value FROM texts WHERE id = m.d_forbidden_uses) AS forbidden_uses, m.persist,
+    (SELECT value FROM texts WHERE id = m.d_policy_id) AS admission_policy_id,
+    (SELECT value FROM texts WHERE id = m.d_policy_version) AS admission_policy_version,
+    (SELECT value FROM texts WHERE id = m.memory_schema_version) AS memory_schema_version,
+    (SELECT value FROM texts WHERE id = m.prompt_hash) AS normalizer_version,
+    CASE WHEN substr(m.evidence_ref, 1, 1) = '#' THEN CASE WHEN typeof(r.conversation_hash) = 'blob' THEN 'sha256:' || lower(hex(r.conversation_hash)) ELSE r.conversation_hash END || m.evidence_ref
+         ELSE m.evidence_ref END AS evidence_ref,
+    CASE WHEN typeof(m.evidence_hash) = 'blob' THEN 'sha256:' || lower(hex(m.evidence_hash)) ELSE m.evidence_hash END AS evidence_hash, CASE WHEN typeof(m.input_hash) = 'blob' THEN 'sha256:' || lower(hex(m.input_hash)) ELSE m.input_hash END AS decision_input_hash,
+    COALESCE(m.conversation_id, r.conversation_id) AS conversation_id, (SELECT value FROM texts WHERE id = r.run) AS run_id,
+    CASE WHEN typeof(r.result_key) = 'blob' THEN 'sha256:' || lower(hex(r.result_key)) ELSE r.result_key END AS result_key, (SELECT value FROM texts WHERE id = r.tenant) AS tenant, (SELECT value FROM texts WHERE id = r.subject) AS subject
+FROM memories AS m JOIN results AS r ON r.id = m.result;
+
+-- view rejections
+CREATE VIEW rejections AS
+SELECT
+    CASE WHEN typeof(r.result_key) = 'blob' THEN 'sha256:' || lower(hex(r.result_key)) ELSE r.result_key END AS result_key, j.seq, (SELECT value FROM texts WHERE id = r.run) AS run_id, r.conversation_id,
+    j.candidate_index, j.candidate_id, (SELECT value FROM texts WHERE id = j.code) AS code, j.field, j.message, j.raw_json
+FROM rejection_rows AS j JOIN results AS r ON r.id = j.result
+ORDER BY j.id;

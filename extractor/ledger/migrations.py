@@ -13,8 +13,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from ..errors import LedgerError
+from . import packing
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -253,6 +255,157 @@ def m006_policy_rules(db: sqlite3.Connection) -> None:
 )""")
 
 
+def m007_compact_storage(db: sqlite3.Connection) -> None:
+    """Compact storage (issue 14: the ledger was 5.5-14.7x its input). ``conversations``,
+    ``candidates``, ``decisions`` and ``rejections`` become views, column for column as before,
+    over ``results``, ``memories`` (a candidate and its decision in one row, keyed by integers),
+    ``rejection_rows`` and ``texts`` (each repeated value once); hashes are stored as 32-byte
+    BLOBs and what a row's result holds is not stored again (:mod:`extractor.ledger.packing`).
+    Indexes nothing reads are dropped (decisions by input hash, every table by run). Every row
+    recorded before is moved into the new tables as it was, in its order."""
+    db.execute("CREATE TABLE texts (id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE)")
+    db.execute("""CREATE TABLE results (
+    id INTEGER PRIMARY KEY,
+    result_key BLOB NOT NULL UNIQUE,
+    run INTEGER NOT NULL,
+    conversation_id TEXT NOT NULL,
+    conversation_hash BLOB NOT NULL,
+    source INTEGER,
+    line INTEGER,
+    field TEXT,
+    model INTEGER NOT NULL,
+    prompt_hash INTEGER NOT NULL,
+    schema_version INTEGER NOT NULL,
+    policy_id INTEGER NOT NULL,
+    policy_version INTEGER NOT NULL,
+    candidate_count INTEGER NOT NULL,
+    rejection_count INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    chunks INTEGER NOT NULL,
+    cached INTEGER NOT NULL CHECK (cached IN (0, 1)),
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    total_ms REAL NOT NULL,
+    recorded_at TEXT NOT NULL,
+    result_json TEXT NOT NULL,
+    tenant INTEGER,
+    subject INTEGER
+)""")
+    db.execute("""CREATE TABLE memories (
+    id INTEGER PRIMARY KEY,
+    result INTEGER NOT NULL REFERENCES results (id),
+    seq INTEGER NOT NULL,
+    memory_id TEXT NOT NULL,
+    conversation_id TEXT,
+    candidate_id TEXT NOT NULL,
+    candidate_hash BLOB NOT NULL,
+    content TEXT NOT NULL,
+    memory_type INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    origin_kind INTEGER NOT NULL,
+    verification_state INTEGER NOT NULL,
+    lifecycle_state INTEGER NOT NULL,
+    temporal_kind INTEGER NOT NULL,
+    temporal_expression TEXT,
+    valid_from INTEGER,
+    valid_to INTEGER,
+    observed_at INTEGER,
+    recorded_at TEXT,
+    parent_memory_ids TEXT NOT NULL,
+    requested_uses INTEGER NOT NULL,
+    evidence_ids INTEGER NOT NULL,
+    evidence_ref TEXT NOT NULL,
+    evidence_hash BLOB NOT NULL,
+    quote TEXT NOT NULL,
+    span_corrected INTEGER NOT NULL CHECK (span_corrected IN (0, 1)),
+    hedges INTEGER NOT NULL,
+    model INTEGER NOT NULL,
+    prompt_hash INTEGER NOT NULL,
+    memory_schema_version INTEGER NOT NULL,
+    candidate_json TEXT NOT NULL,
+    decided INTEGER,
+    input_hash BLOB,
+    persist INTEGER CHECK (persist IN (0, 1)),
+    d_lifecycle_state INTEGER,
+    d_allowed_uses INTEGER,
+    d_forbidden_uses INTEGER,
+    d_denied_requested_uses INTEGER,
+    eligible_for_admission INTEGER CHECK (eligible_for_admission IN (0, 1)),
+    d_flags INTEGER,
+    rules INTEGER,
+    rule_details TEXT,
+    inherited_from TEXT,
+    d_evidence_as_of INTEGER,
+    d_policy_id INTEGER,
+    d_policy_version INTEGER,
+    d_as_of INTEGER,
+    decision_json TEXT,
+    UNIQUE (result, memory_id),
+    CHECK ((decided IS NULL) = (input_hash IS NULL))
+)""")
+    db.execute("""CREATE TABLE rejection_rows (
+    id INTEGER PRIMARY KEY,
+    result INTEGER NOT NULL REFERENCES results (id),
+    seq INTEGER NOT NULL,
+    candidate_index INTEGER NOT NULL,
+    candidate_id TEXT,
+    code INTEGER NOT NULL,
+    field TEXT,
+    message TEXT NOT NULL,
+    raw_json TEXT NOT NULL,
+    UNIQUE (result, seq)
+)""")
+    _move_rows(db)
+    db.execute("DROP VIEW memory_ledger")
+    for table in ("decisions", "candidates", "rejections", "conversations"):
+        db.execute(f"DROP TABLE {table}")
+    for index, on in [
+        ("idx_results_conversation_id", "results (conversation_id)"),
+        ("idx_results_conversation_hash", "results (conversation_hash)"),
+        ("idx_results_run", "results (run)"),
+        ("idx_results_tenant_subject", "results (tenant, subject)"),
+        ("idx_memories_memory_id", "memories (memory_id)"),
+    ]:
+        db.execute(f"CREATE INDEX {index} ON {on}")
+    for name, body in packing.VIEWS.items():
+        db.execute(f"CREATE VIEW {name} AS\n{body}")
+
+
+def _move_rows(db: sqlite3.Connection) -> None:
+    """The rows of m001-m006's tables into m007's, each result with its rows, in order."""
+    intern = packing.Interner(db, {})
+
+    def rows(sql: str, *params: Any) -> list[dict[str, Any]]:
+        cursor = db.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+
+    for result in rows("SELECT * FROM conversations ORDER BY rowid"):
+        key = result["result_key"]
+        result_id = _insert_row(db, "results", packing.pack_result(result, intern))
+        decisions = rows("SELECT * FROM decisions WHERE result_key = ? ORDER BY rowid", key)
+        order = {d["memory_id"]: i for i, d in enumerate(decisions)}
+        by_id = {d["memory_id"]: d for d in decisions}
+        found = rows("SELECT * FROM candidates WHERE result_key = ? ORDER BY rowid", key)
+        for seq, candidate in enumerate(found):
+            mid = candidate["memory_id"]
+            packed = packing.pack_memory(
+                candidate, by_id.get(mid), result,
+                result_id=result_id, seq=seq, decided=order.get(mid), intern=intern,
+            )  # fmt: skip
+            _insert_row(db, "memories", packed)
+        for rejection in rows("SELECT * FROM rejections WHERE result_key = ? ORDER BY seq", key):
+            _insert_row(db, "rejection_rows", packing.pack_rejection(rejection, result_id, intern))
+
+
+def _insert_row(db: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
+    marks = ", ".join("?" for _ in row)
+    cursor = db.execute(
+        f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", tuple(row.values())
+    )
+    return int(cursor.lastrowid or 0)
+
+
 #: Every migration, in order. Append only: never edit or reorder one that has shipped.
 MIGRATIONS: list[Migration] = [
     m001_initial,
@@ -261,6 +414,7 @@ MIGRATIONS: list[Migration] = [
     m004_run_process,
     m005_transcript_redactions,
     m006_policy_rules,
+    m007_compact_storage,
 ]
 
 

@@ -72,9 +72,13 @@ def run_row(
     }
 
 
-def conversation_row(run_id: str, key: str, result: ConversationResult) -> Row:
+def conversation_row(
+    run_id: str, key: str, result: ConversationResult, run: RunProvenance | None = None
+) -> Row:
+    """The ``conversations`` row; ``run`` is the provenance its run was started with (its
+    ``result_json`` then leaves out a provenance that is the run's)."""
     prov = result.provenance
-    return {
+    row: Row = {
         "result_key": key,
         "run_id": run_id,
         "conversation_id": result.conversation_id,
@@ -96,27 +100,69 @@ def conversation_row(run_id: str, key: str, result: ConversationResult) -> Row:
         "completion_tokens": result.usage.completion_tokens,
         "total_ms": result.timings.total_ms,
         "recorded_at": result.recorded_at.isoformat(),
-        "result_json": _json(skeleton(result)),
         "tenant": result.tenant,
         "subject": result.subject,
     }
+    row["result_json"] = _json(skeleton(result, row, run))
+    return row
 
 
-def skeleton(result: ConversationResult) -> dict[str, Any]:
-    """What ``conversations.result_json`` stores: the result line with its candidates and
-    decisions as their memory ids and its rejections as their count -- each of those is a row
-    of its own table already, so it is stored once (:meth:`Ledger.results` rebuilds the line)."""
-    data: dict[str, Any] = result.model_dump(mode="json")
-    data["candidates"] = [c.memory_id for c in result.candidates]
-    data["decisions"] = [d.memory_id for d in result.decisions]
-    data["rejections"] = len(result.rejections)
+#: Result fields a ``conversations`` row holds in columns of the same name.
+RESULT_COLUMNS = ("conversation_id", "conversation_hash", "tenant", "subject", "attempts",
+                  "chunks", "cached")  # fmt: skip
+#: Provenance fields ``conversations`` has no column for (``runs`` has).
+RUN_ONLY_PROVENANCE = ("prompt_id", "prompt_version", "extractor_version")
+
+
+def skeleton(
+    result: ConversationResult, row: Row | None = None, run: RunProvenance | None = None
+) -> dict[str, Any]:
+    """What ``conversations.result_json`` stores: the result without its candidates, decisions
+    and rejections (rows of their own tables, in their order: the candidates' memory ids are
+    kept only when one is listed twice), without fields at their default, and, given its
+    ``row``, without what the row's columns hold (its ``input``, ``usage`` when its total is the
+    sum, ``provenance`` when the rest of it is the ``run``'s) -- :meth:`Ledger.results` rebuilds
+    the line."""
+    data: dict[str, Any] = result.model_dump(mode="json", exclude_defaults=True)
+    data["schema_version"] = result.schema_version  # explicit: the default is the reader's
+    for name in ("candidates", "decisions", "rejections"):
+        data.pop(name, None)
+    ids = [c.memory_id for c in result.candidates]
+    if len(set(ids)) != len(ids):
+        data["candidates"] = ids
+    if row is None:
+        return data
+    full = result.model_dump(mode="json", include={"input", "usage", "provenance", "recorded_at"})
+    for name in RESULT_COLUMNS:
+        data.pop(name, None)
+    if _same("recorded_at", row["recorded_at"], full["recorded_at"]):
+        data.pop("recorded_at", None)
+    if full["input"] == {k: row[k] for k in ("source", "line", "field")}:
+        data.pop("input", None)
+    if full["usage"] == usage_of(row):
+        data.pop("usage", None)
+    if run is not None and full["provenance"] == provenance_of(row, run.model_dump(mode="json")):
+        data.pop("provenance", None)
     return data
+
+
+def usage_of(row: Any) -> dict[str, int]:
+    """A result's ``usage`` from its row's token columns (the total their sum)."""
+    prompt, completion = int(row["prompt_tokens"]), int(row["completion_tokens"])
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}  # fmt: skip
+
+
+def provenance_of(row: Any, run: Any) -> dict[str, Any]:
+    """A result's ``provenance`` from its row's columns and its run's (``runs`` row)."""
+    names = ("model", "prompt_hash", "schema_version", "policy_id", "policy_version")
+    return {k: row[k] for k in names} | {k: run[k] for k in RUN_ONLY_PROVENANCE}
 
 
 #: Columns holding JSON text that mirror a field of the same name.
 JSON_FIELDS = frozenset(
     {"parent_memory_ids", "requested_uses", "evidence_ids", "allowed_uses", "forbidden_uses",
-     "denied_requested_uses", "flags", "rules_fired", "inherited_from"}
+     "denied_requested_uses", "flags", "rules_fired", "inherited_from", "hedges"}
 )  # fmt: skip
 
 
@@ -213,8 +259,37 @@ def candidate_row(
     span = data.get("source_span")
     if isinstance(span, dict) and span.get("quote") == row["quote"]:
         del span["quote"]  # the quote column holds it
+        if span_of(str(row["evidence_ref"])) == span:
+            del data["source_span"]  # and evidence_ref the rest
+    if data.get("temporal", {}) == temporal_of(row):
+        data.pop("temporal", None)  # the temporal_* columns hold it
+    if data.get("uncertainty", {}) == uncertainty_of(row):
+        data.pop("uncertainty", None)  # the hedges column holds it
     row["candidate_json"] = _json(data)
     return row
+
+
+def span_of(ref: str) -> dict[str, Any] | None:
+    """The message id and offsets of an ``evidence_ref`` (``<hash>#<message id>[<s>:<e>]``)."""
+    _, hashmark, rest = ref.partition("#")
+    message_id, bracket, offsets = rest.rpartition("[")
+    start, colon, end = offsets.removesuffix("]").partition(":")
+    if not (hashmark and bracket and colon and start.isdigit() and end.isdigit()):
+        return None
+    return {"end": int(end), "message_id": message_id, "start": int(start)}
+
+
+def temporal_of(row: Any) -> dict[str, Any]:
+    """A candidate's ``temporal`` from its row's columns (fields at their default left out)."""
+    found = {"expression": row["temporal_expression"], "kind": row["temporal_kind"],
+             "valid_from": row["valid_from"], "valid_to": row["valid_to"]}  # fmt: skip
+    return {k: v for k, v in found.items() if v is not None and (k, v) != ("kind", "UNKNOWN")}
+
+
+def uncertainty_of(row: Any) -> dict[str, Any]:
+    """A candidate's ``uncertainty`` from its row's ``hedges`` (its other fields default)."""
+    hedges = column_value("hedges", row["hedges"])
+    return {"hedges": hedges} if hedges else {}
 
 
 def decision_row(run_id: str, key: str, decision: AdmissionDecision) -> Row:

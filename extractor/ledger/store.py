@@ -32,7 +32,7 @@ from ..conversation import Conversation
 from ..decisions import AdmissionDecision
 from ..errors import LedgerError
 from ..results import ConversationResult, FailureRecord, RunProvenance
-from . import rows
+from . import packing, rows
 from .migrations import applied, migrate
 from .models import (
     ConversationHistory,
@@ -91,6 +91,7 @@ class Ledger:
         if not create and not self.path.is_file():
             raise LedgerError(f"{self.path}: no ledger file here")
         self._lock = threading.RLock()
+        self._texts: dict[str, int] = {}  # texts keys committed (append-only: never stale)
         try:
             self._db = sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
@@ -224,21 +225,35 @@ class Ledger:
         by_id = _check_result(result)
         with self._transaction("write a result to") as db:
             self._require_run(db, run_id)
-            if not _insert(db, "conversations", rows.conversation_row(run_id, key, result)):
+            intern = packing.Interner(db, self._texts)
+            run = self._run_provenance(db, run_id)
+            line = rows.conversation_row(run_id, key, result, run)
+            if not _insert(db, "results", packing.pack_result(line, intern)):
                 return False
-            for candidate in by_id.values():
-                row = rows.candidate_row(run_id, key, result, candidate)
-                _insert(db, "candidates", row)
+            result_id = int(db.execute("SELECT last_insert_rowid()").fetchone()[0])
+            decisions = {d.memory_id: (i, d) for i, d in enumerate(result.decisions)}
+            for seq, candidate in enumerate(by_id.values()):
+                crow = rows.candidate_row(run_id, key, result, candidate)
+                decided, decision = decisions.get(candidate.memory_id, (None, None))
+                drow = None if decision is None else rows.decision_row(run_id, key, decision)
+                packed = packing.pack_memory(crow, drow, line, result_id=result_id, seq=seq,
+                                             decided=decided, intern=intern)  # fmt: skip
+                _insert(db, "memories", packed)
             for decision in result.decisions:
-                _insert(db, "decisions", rows.decision_row(run_id, key, decision))
                 for rule in rows.policy_rule_rows(decision):
                     _insert(db, "policy_rules", rule)
             for seq, rejection in enumerate(result.rejections):
                 row = rows.rejection_row(run_id, key, result.conversation_id, seq, rejection)
-                _insert(db, "rejections", row)
+                _insert(db, "rejection_rows", packing.pack_rejection(row, result_id, intern))
             if conversation is not None:
                 _insert(db, "transcripts", rows.transcript_row(conversation))
+        intern.commit()
         return True
+
+    def _run_provenance(self, db: sqlite3.Connection, run_id: str) -> RunProvenance:
+        cursor = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        row = dict(zip([d[0] for d in cursor.description], cursor.fetchone(), strict=True))
+        return RunProvenance.model_validate({k: row[k] for k in RunProvenance.model_fields})
 
     def record_failure(self, run_id: str, failure: FailureRecord) -> bool:
         """Record a conversation that could not be processed. ``False`` if already recorded."""
@@ -284,12 +299,15 @@ class Ledger:
         """Every run, oldest first, with how many rows of each kind it recorded."""
         found = self._query(
             """SELECT r.*,
-    (SELECT COUNT(*) FROM conversations c WHERE c.run_id = r.run_id) AS n_conversations,
-    (SELECT COUNT(*) FROM candidates c WHERE c.run_id = r.run_id) AS n_candidates,
-    (SELECT COUNT(*) FROM decisions d WHERE d.run_id = r.run_id AND d.persist = 1) AS n_persisted,
-    (SELECT COUNT(*) FROM rejections j WHERE j.run_id = r.run_id) AS n_rejections,
+    (SELECT COUNT(*) FROM results x WHERE x.run = t.id) AS n_conversations,
+    (SELECT COUNT(*) FROM memories m JOIN results x ON x.id = m.result
+     WHERE x.run = t.id) AS n_candidates,
+    (SELECT COUNT(*) FROM memories m JOIN results x ON x.id = m.result
+     WHERE x.run = t.id AND m.persist = 1) AS n_persisted,
+    (SELECT COUNT(*) FROM rejection_rows j JOIN results x ON x.id = j.result
+     WHERE x.run = t.id) AS n_rejections,
     (SELECT COUNT(*) FROM failures f WHERE f.run_id = r.run_id) AS n_failures
-FROM runs r ORDER BY r.started_at, r.run_id"""
+FROM runs r LEFT JOIN texts t ON t.value = r.run_id ORDER BY r.started_at, r.run_id"""
         )
         return [_run_record(row) for row in found]
 
@@ -306,14 +324,14 @@ WHERE c.memory_id = ? ORDER BY r.started_at, c.recorded_at""",
         records = []
         reasons = self._reasons()
         for row in found:
+            key = packing.packed_hash(row["result_key"])
             decided = self._query(
-                "SELECT * FROM decisions WHERE result_key = ? AND memory_id = ?",
-                (row["result_key"], memory_id),
+                packing.DECISIONS_SELECT + "\nWHERE m.memory_id = ? AND r.result_key = ? "
+                "AND m.decided IS NOT NULL",
+                (memory_id, key),
             )
-            line = self._query(
-                "SELECT result_json FROM conversations WHERE result_key = ?", (row["result_key"],)
-            )
-            provenance = json.loads(line[0][0]).get("provenance") if line else None
+            line = self._query(packing.CONVERSATIONS_SELECT + "\nWHERE r.result_key = ?", (key,))
+            provenance = self._line(line[0]).get("provenance") if line else None
             candidate = _candidate(row, provenance)
             decision = _decision(decided[0], reasons) if decided else None
             records.append(_memory_record(row, candidate, decision))
@@ -328,10 +346,10 @@ WHERE c.memory_id = ? ORDER BY r.started_at, c.recorded_at""",
     def conversation(self, conversation_id: str) -> ConversationHistory:
         """Every result and failure recorded for a conversation id (or conversation hash)."""
         results = self._query(
-            """SELECT c.run_id, c.result_key, c.result_json FROM conversations c
-JOIN runs r ON r.run_id = c.run_id
-WHERE c.conversation_id = ? OR c.conversation_hash = ? ORDER BY r.started_at, c.recorded_at""",
-            (conversation_id, conversation_id),
+            f"""SELECT c.* FROM ({packing.CONVERSATIONS_SELECT}
+WHERE r.conversation_id = ? OR r.conversation_hash = ?) AS c
+JOIN runs u ON u.run_id = c.run_id ORDER BY u.started_at, c.recorded_at""",
+            (conversation_id, packing.packed_hash(conversation_id)),
         )
         failures = self._query(
             """SELECT run_id, failure_key, failure_json FROM failures
@@ -353,34 +371,53 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
 
     def results(self, run_id: str | None = None) -> Iterator[RecordedResult]:
         """The stored result lines in the order they were recorded (of one run, or all)."""
-        sql = "SELECT run_id, result_key, result_json FROM conversations"
+        sql = "SELECT * FROM conversations"
         params: tuple[Any, ...] = ()
         if run_id is not None:
             sql, params = sql + " WHERE run_id = ?", (run_id,)
-        for row in self._query(sql + " ORDER BY rowid", params):
+        for row in self._query(sql, params):
             yield self._recorded_result(row)
 
+    def _line(self, row: sqlite3.Row) -> dict[str, Any]:
+        """A result's fields but its candidates, decisions and rejections, from its
+        ``conversations`` row: ``result_json`` and the columns it leaves out (rows written
+        before hold them all in ``result_json``)."""
+        data: dict[str, Any] = json.loads(row["result_json"])
+        for name in rows.RESULT_COLUMNS:
+            data.setdefault(name, row[name])
+        data.setdefault("recorded_at", row["recorded_at"])
+        data.setdefault("input", {k: row[k] for k in ("source", "line", "field")})
+        data.setdefault("usage", rows.usage_of(row))
+        if "provenance" not in data:
+            run = self._query("SELECT * FROM runs WHERE run_id = ?", (row["run_id"],))
+            data["provenance"] = rows.provenance_of(row, run[0])
+        return data
+
     def _recorded_result(self, row: sqlite3.Row) -> RecordedResult:
-        """The result line rebuilt from its row: ``result_json`` holds the line with its
-        candidates and decisions as memory ids and its rejections as a count (their records are
-        rows of their own tables, stored once); rows written before hold the whole line."""
-        data = json.loads(row["result_json"])
+        """The result line rebuilt from its row (:meth:`_line`) and its candidates, decisions
+        and rejections, rows of their own tables in their order, stored once (rows written
+        before m007 list the memory ids in ``result_json``; before that, whole records)."""
+        data = self._line(row)
         key = row["result_key"]
-        if isinstance(data.get("rejections"), int):
-            data["rejections"] = [_rejection(r) for r in self._query(
-                "SELECT * FROM rejections WHERE result_key = ? ORDER BY seq", (key,)
-            )]  # fmt: skip
+        where = (packing.packed_hash(key),)
+        if isinstance(data.get("rejections"), int) or "rejections" not in data:
+            found = self._query(packing.REJECTIONS_SELECT + "\nWHERE r.result_key = ? "
+                                "ORDER BY j.seq", where)  # fmt: skip
+            data["rejections"] = [_rejection(r) for r in found]
         reasons = self._reasons()
-        readers: dict[str, Callable[[sqlite3.Row], dict[str, Any]]] = {
-            "candidates": lambda r: _candidate(r, data.get("provenance")),
-            "decisions": lambda r: _decision(r, reasons),
-        }
-        for table, read in readers.items():
+        readers: dict[str, tuple[str, Callable[[sqlite3.Row], dict[str, Any]]]] = {
+            "candidates": (packing.CANDIDATES_SELECT + "\nWHERE r.result_key = ? ORDER BY m.seq",
+                           lambda r: _candidate(r, data.get("provenance"))),
+            "decisions": (packing.DECISIONS_SELECT + "\nWHERE r.result_key = ? "
+                          "AND m.decided IS NOT NULL ORDER BY m.decided",
+                          lambda r: _decision(r, reasons)),
+        }  # fmt: skip
+        for table, (sql, read) in readers.items():
             ids = data.get(table)
-            if ids and all(isinstance(i, str) for i in ids):
-                found = self._query(f"SELECT * FROM {table} WHERE result_key = ?", (key,))
-                by_id = {r["memory_id"]: read(r) for r in found}
-                data[table] = [by_id[i] for i in ids]
+            if ids is None or (ids and all(isinstance(i, str) for i in ids)):
+                records = [(r["memory_id"], read(r)) for r in self._query(sql, where)]
+                by_id = dict(records)
+                data[table] = [v for _, v in records] if ids is None else [by_id[i] for i in ids]
         result = ConversationResult.model_validate(data)
         return RecordedResult(row["run_id"], key, result)
 
@@ -419,7 +456,7 @@ WHERE conversation_id = ? OR conversation_hash = ? ORDER BY recorded_at""",
             if "run_id" not in self.columns(table):
                 raise LedgerError(f"table {table!r} has no run_id column to filter on")
             sql, params = sql + " WHERE run_id = ?", (run_id,)
-        order = "" if table == "memory_ledger" else " ORDER BY rowid"
+        order = "" if table in packing.VIEWS else " ORDER BY rowid"  # views: their order
         reasons = self._reasons() if decode_json and table == "decisions" else {}
         for row in self._query(sql + order, params):
             record = dict(zip(row.keys(), tuple(row), strict=True))
@@ -515,6 +552,12 @@ def _candidate(row: sqlite3.Row, provenance: dict[str, Any] | None) -> dict[str,
     """A candidate from its row; its provenance, when the row leaves it out, is its result's
     (``provenance`` of the result line, less the policy fields), its quote the quote column."""
     data = rows.rebuild(MemoryCandidate.model_fields, row["candidate_json"], row)
+    if "temporal" not in data:
+        data["temporal"] = rows.temporal_of(row)
+    if "uncertainty" not in data:
+        data["uncertainty"] = rows.uncertainty_of(row)
+    if "source_span" not in data:
+        data["source_span"] = rows.span_of(row["evidence_ref"])
     if "provenance" not in data and provenance is not None:
         data["provenance"] = {k: v for k, v in provenance.items() if k in Provenance.model_fields}
     span = data.get("source_span")
