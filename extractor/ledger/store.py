@@ -32,6 +32,7 @@ from ..conversation import Conversation
 from ..decisions import AdmissionDecision
 from ..errors import LedgerError
 from ..results import ConversationResult, FailureRecord, RunProvenance
+from ..sqlitedb import DEFAULT_BUSY_TIMEOUT_S, JournalModeError, connect
 from . import packing, rows
 from .migrations import applied, migrate
 from .models import (
@@ -41,8 +42,6 @@ from .models import (
     RecordedResult,
     RunRecord,
 )
-
-DEFAULT_BUSY_TIMEOUT_S = 60.0
 
 #: Tables and views ``export`` can read, in the order ``extractor ledger export`` lists them.
 EXPORTABLE = (
@@ -93,25 +92,19 @@ class Ledger:
         self._lock = threading.RLock()
         self._texts: dict[str, int] = {}  # texts keys committed (append-only: never stale)
         try:
-            self._db = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
+            self._db = connect(self.path, busy_timeout=busy_timeout, require_wal=True,
+                               pragmas={"foreign_keys": "ON"})  # fmt: skip
+        except JournalModeError as exc:
+            raise LedgerError(
+                f"{self.path}: cannot switch the ledger to WAL mode (got {exc.mode})"
+            ) from None
         except sqlite3.Error as exc:
             raise LedgerError(f"{self.path}: cannot open the ledger: {exc}") from None
         with self._errors("open"):
-            self._configure(busy_timeout)
             tables = self._user_tables()
             if tables and "migrations" not in tables:
                 raise LedgerError(f"{self.path}: not a memory-candidate-extractor ledger")
             self.applied_now = migrate(self._db)
-
-    def _configure(self, busy_timeout: float) -> None:
-        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            raise LedgerError(f"{self.path}: cannot switch the ledger to WAL mode (got {mode})")
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute("PRAGMA foreign_keys = ON")
 
     def _user_tables(self) -> set[str]:
         found = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
