@@ -19,7 +19,7 @@
     .venv/bin/python benchmarks/store_revocation.py --dependents --conversations 300 \\
         --data ../shared/data/synthetic_persona_chat.jsonl
     .venv/bin/python benchmarks/store_revocation.py --dependents --conversations 0 \\
-        --erasure-claims 10000
+        --erasure-claims 10000 [--erasure-keyed]
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from typing import Any
 
 from extractor import ConversationResult, Extractor, MemoryStore, OfflineClient
 from extractor.store.projection import Cause
+from extractor.vocab import CandidateKind
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "synthetic_persona_chat.jsonl"
 BATCH = 2000
@@ -105,10 +106,11 @@ def revocation(dependents: int, background: int, alternatives: int) -> dict[str,
     }  # fmt: skip
 
 
-def erasure(claims: int) -> dict[str, Any]:
-    """Erase one conversation (a claim without a structural key) from a store of ``claims``
-    claims: the incremental erasure against a full replay of the log (what every erasure cost
-    before it was incremental; ``rebuild`` still does it)."""
+def erasure(claims: int, *, keyed: bool = False) -> dict[str, Any]:
+    """Erase one conversation (a claim without a structural key; with ``keyed``, a claim alone
+    under its key, ``works_at``) from a store of ``claims`` claims: the erasure against a full
+    replay of the log (what every erasure cost before it was incremental; ``rebuild`` still
+    does it)."""
     ex = Extractor(client=OfflineClient())
     t = template(ex)
     with (
@@ -117,12 +119,15 @@ def erasure(claims: int) -> dict[str, Any]:
     ):
         for r in tree_results(t, "e", claims - 1):
             store.ingest(r, subject="u1")
-        secret = "Zanzibar ledger 7741"  # in no other claim, so any residue is this erasure's
+        # in no other claim, so any residue is this erasure's
+        secret = "User works at Zanzibar Ledger 7741." if keyed else "Zanzibar ledger 7741"
         c0 = t.candidates[0]
         span = c0.source_span.model_copy(update={"quote": secret})
+        kind = CandidateKind.PROPOSITION if keyed else c0.kind
         gone = t.model_copy(update={
             "conversation_id": "gone", "conversation_hash": "sha256:gone",
-            "candidates": [c0.model_copy(update={"content": secret, "source_span": span})],
+            "candidates": [c0.model_copy(update={"content": secret, "source_span": span,
+                                                 "kind": kind})],
         })  # fmt: skip
         store.ingest(gone, subject="u2")
         wall, cpu = time.perf_counter(), time.process_time()
@@ -131,7 +136,7 @@ def erasure(claims: int) -> dict[str, Any]:
         wall, cpu = time.perf_counter(), time.process_time()
         rebuilt = store.rebuild()
         replay = (time.perf_counter() - wall, time.process_time() - cpu)
-    return {"claims": claims, "projection": report.projection, "residue": len(report.residue),
+    return {"claims": claims, "keyed": keyed, "projection": report.projection, "residue": len(report.residue),
             "erase_wall_s": round(erase[0], 2), "erase_cpu_s": round(erase[1], 2),
             "replay_wall_s": round(replay[0], 2), "replay_cpu_s": round(replay[1], 2),
             "rebuild_identical": rebuilt.identical}  # fmt: skip
@@ -167,13 +172,18 @@ def main() -> None:
     ap.add_argument("--alternatives", type=int, default=100, help="Dependents given alt support.")
     ap.add_argument("--conversations", type=int, default=300)
     ap.add_argument("--erasure-claims", type=int, default=0, help="Erasure cost in a store of N.")
+    ap.add_argument(
+        "--erasure-keyed",
+        action="store_true",
+        help="The erased claim has a structural key (alone under it).",
+    )
     ap.add_argument("--data", type=Path, default=DATA, help="The conversations ingested.")
     args = ap.parse_args()
     if args.conversations and not args.data.is_file():
         ap.error(f"{args.data}: no such file (synthetic_persona_chat.jsonl of shared/data; "
                  "give it with --data, or --conversations 0)")  # fmt: skip
     if args.erasure_claims:
-        print(json.dumps({"erasure": erasure(args.erasure_claims)}))
+        print(json.dumps({"erasure": erasure(args.erasure_claims, keyed=args.erasure_keyed)}))
     for d in args.dependents:
         bg = args.background if args.background is not None else 4 * d
         print(json.dumps({"revocation": revocation(d, bg, args.alternatives)}))

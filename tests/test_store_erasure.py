@@ -188,3 +188,34 @@ def test_erasing_claims_without_a_structural_key_touches_only_their_rows(tmp_pat
         store.ingest(user_says("c-move", "I moved to Porto.", "2026-08-01T10:00:00"), subject="u1")
         assert store.erase(conversation="c-move").projection == "replayed"
         assert ids["home"] and store.rebuild().identical
+
+
+def test_a_claim_alone_under_its_structural_key_is_erased_without_a_replay(tmp_path: Path):
+    """A keyed claim that no other claim shares its key with took part in no supersession or
+    conflict: the ERASE applier alone reaches the replayed state (rebuild agrees)."""
+    with MemoryStore(tmp_path / "m.db", clock=Clock()) as store:
+        setup(store)
+        store.ingest(user_says("c-post", "I work at Zanzibar Ledger."), subject="u7")
+        rows = store.backend.select("claims", {"subject": "u7"})
+        assert [r["key_relation"] for r in rows if r["key_relation"]] == ["works_at"]
+        untouched = {c.claim_id: c.version for c in store.claims() if c.subject != "u7"}
+        replays: list[None] = []
+        real = store.backend.clear_projection
+        store.backend.clear_projection = lambda: replays.append(None)  # type: ignore[method-assign]
+        report = store.erase(conversation="c-post")
+        store.backend.clear_projection = real  # type: ignore[method-assign]
+        assert (report.projection, replays, report.residue) == ("incremental", [], [])
+        assert {c.claim_id: c.version for c in store.claims() if c.claim_id in untouched} == (
+            untouched
+        )
+        assert store.rebuild().identical and store.consistent()
+        # under a key another claim holds (even a revoked one), the erasure still replays
+        store.ingest(user_says("c-post2", "I work at Acme Rockets."), subject="u8")
+        store.ingest(user_says("c-post3", "I work at Beta Labs.", "2026-08-01T10:00:00"),
+                     subject="u8")  # fmt: skip
+        keyed = sorted((r["recorded_at"], r["claim_id"]) for r in store.backend.select(
+            "claims", {"subject": "u8"}) if r["key_relation"])  # fmt: skip
+        first = keyed[0][1]
+        store.revoke(first, reason="wrong")
+        assert store.erase(conversation="c-post3").projection == "replayed"
+        assert store.rebuild().identical

@@ -321,8 +321,19 @@ def apply_erase(p: Projector, payload: Payload, cause: Cause) -> Outcome:
             where = {"tenant": r["tenant"], "key_subject": r["key_subject"],
                      "key_relation": r["key_relation"], "key_scope": r["key_scope"]}  # fmt: skip
             neighbours |= {m["claim_id"] for m in p.db.select("claims", where)}
-    blank = {"content": "", "content_hash": None, "quote": "", "hedges": "[]", "subject": None,
-             "key_subject": None, "key_object": None, "key_scope": None, "erased": 1}  # fmt: skip
+    blank = {
+        "content": "",
+        "content_hash": None,
+        "quote": "",
+        "hedges": "[]",
+        "subject": None,
+        "key_subject": None,
+        "key_relation": None,
+        "key_object": None,
+        "key_scope": None,
+        "normalizer_version": None,
+        "erased": 1,
+    }  # as a replay of the redacted log has it
     for cid in claims:
         p.db.update("claims", {"claim_id": cid}, blank)
         p.db.update("evidence", {"claim_id": cid}, {"quote": ""})

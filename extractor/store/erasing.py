@@ -63,9 +63,12 @@ class Erasing(StoreCore):
             dependents = self._dependents(claims) - set(claims)
             redacted = self._redact_events(set(claims))
             # Without a structural key no projection input but content changed in the redacted
-            # events, so the ERASE applier alone reaches the replayed state; a keyed claim
-            # changes the supersession history of its neighbours, which only a replay redoes.
-            incremental = all(r["key_relation"] is None for r in rows)
+            # events, so the ERASE applier alone reaches the replayed state. So it is for a claim
+            # alone under its key: no other claim ever shared the key while it was there (a
+            # claim leaves a key only by erasure, which replays whenever it had company), so it
+            # took part in no supersession or conflict. A keyed claim with neighbours changed
+            # their supersession history, which only a replay redoes.
+            incremental = all(r["key_relation"] is None or self._alone(r) for r in rows)
             seq, _ = self._record("ERASE", {
                 "erasure_id": "", "selector_kind": kind, "claims": sorted(claims),
                 "memories": memories, "sources": sources,
@@ -95,6 +98,12 @@ class Erasing(StoreCore):
         lists) must go too. The read path registers its caches here (the store never reaches
         into them)."""
         self._erase_hooks.append(hook)
+
+    def _alone(self, claim: Mapping[str, Any]) -> bool:
+        """Whether ``claim`` is the only claim under its structural key."""
+        where = {name: claim[name] for name in ("tenant", "key_subject", "key_relation",
+                                                "key_scope")}  # fmt: skip
+        return [r["claim_id"] for r in self.backend.select("claims", where)] == [claim["claim_id"]]
 
     def _name_erasure(self, seq: int) -> str:
         """Give the ERASE event its id (a hash of its position, never of content)."""

@@ -286,7 +286,8 @@ class ErasureReport(_Record):
         default="replayed",
         description="incremental: only the erased claims' rows, their dependents' and the "
         "tombstone were written; replayed: the projection was rebuilt from the redacted log "
-        "(an erased claim had a structural key, so other claims' supersession history changes).",
+        "(an erased claim shared its structural key with another claim, whose supersession "
+        "history changes).",
     )
 
 
