@@ -2,7 +2,7 @@
 
 Two runs, each a whole batch in which different conversations meet different hostile behaviour:
 
-* ``extractor run`` (a real subprocess, with ``--ledger``) over a scripted model that returns
+* ``extractor run`` (in process, with ``--ledger``) over a scripted model that returns
   crafted raw text per conversation: VERIFIED claims, invented quotes, wrong offsets, laundered
   origins, dropped hedges, invented parents, extra fields, wrong types, duplicated keys, an
   enormous array, absurd nesting, lone surrogates, prose, output that stops mid-object, and a
@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli_run_script, read_lines
+from click.testing import CliRunner
+from helpers import read_lines
 from hostile import (
     BASE,
     VALID,
@@ -39,9 +38,11 @@ from hostile import (
     conversation,
 )
 
+import extractor.cli._common as cli_common
 from extractor.batch import BatchConfig, run_batch
+from extractor.cli import cli
 from extractor.clients.base import ClientResult
-from extractor.clients.openai_client import OpenAIClient
+from extractor.clients.openai_client import OpenAIClient, parse_output
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.mockserver import MockServer
 from extractor.offline import offline_extract
@@ -301,26 +302,22 @@ SCRIPTED: dict[str, tuple[str | None, Rejected | Failed]] = {
     "well-behaved": (output(ASSISTANT_CLAIM), Rejected((), accepted=2)),
 }
 
-SCRIPTED_RUN = cli_run_script(
-    """
-    import json, sys
-    from extractor.clients.base import ClientResult
-    from extractor.clients.openai_client import parse_output
 
-    SCRIPTS = json.loads(open(sys.argv[1], encoding="utf-8").read())
+class Scripted:
+    """The model of the scripted run: answers each conversation with its crafted raw text."""
 
-    class Scripted:
-        model_name = "hostile-scripted"
+    model_name = "hostile-scripted"
 
-        async def extract(self, conversation, prompt, options):
-            text = SCRIPTS[conversation.id]
-            if text is None:
-                raise KeyError(conversation.id)  # a client with a bug
-            return ClientResult(output=parse_output(text), raw_text=text, model=self.model_name)
-    """,
-    "Scripted()",
-    first_arg=2,
-)
+    def __init__(self, scripts: dict[str, str | None]) -> None:
+        self.scripts = scripts
+
+    async def extract(
+        self, conversation: Conversation, prompt: Prompt, options: ValidationOptions
+    ) -> ClientResult:
+        text = self.scripts[conversation.id]
+        if text is None:
+            raise KeyError(conversation.id)  # a client with a bug
+        return ClientResult(output=parse_output(text), raw_text=text, model=self.model_name)
 
 
 @dataclass
@@ -337,23 +334,21 @@ class Run:
 @pytest.fixture(scope="module")
 def scripted(tmp_path_factory: pytest.TempPathFactory) -> Run:
     d = tmp_path_factory.mktemp("scripted")
-    scripts = d / "scripts.json"
-    scripts.write_text(json.dumps({k: v for k, (v, _) in SCRIPTED.items()}), encoding="utf-8")
     src = d / "in.jsonl"
     src.write_text("".join(json.dumps(conversation(cid)) + "\n" for cid in SCRIPTED))
     out, ledger = d / "out.jsonl", d / "ledger.db"
     args = [str(src), "--out", str(out), "--ledger", str(ledger), "--concurrency", "3", "-q"]
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPTED_RUN, str(scripts), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    model = Scripted({k: v for k, (v, _) in SCRIPTED.items()})
+    # in process (the command as `extractor run` runs it, with the model swapped where the CLI
+    # builds it): a crash raises here and fails every test of the run
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cli_common, "get_client", lambda *args, **kwargs: model)
+        proc = CliRunner().invoke(cli, ["run", *args], catch_exceptions=False)
     assert "Traceback" not in proc.stderr, proc.stderr
     failures = Path(f"{out}.failures.jsonl")
     convs = {cid: conversation_from_data(conversation(cid)) for cid in SCRIPTED}
     results, failed = assert_run_gate_held(out, failures, convs)
-    return Run(proc.returncode, proc.stderr, out, failures, ledger, results, failed)
+    return Run(proc.exit_code, proc.stderr, out, failures, ledger, results, failed)
 
 
 def test_the_run_never_crashes_and_exits_1_for_the_failed_ones(scripted: Run) -> None:
@@ -406,7 +401,7 @@ def test_the_ledger_holds_exactly_the_two_files(scripted: Run) -> None:
 
 # --- through the OpenAI-compatible client and the mock server ---------------------------------
 
-#: conversation id -> (mock server fault, defined outcome). "slow" is answered after 0.3 s to a
+#: conversation id -> (mock server fault, defined outcome). "slow" is answered after 30 s to a
 #: client that waits 0.05 s. Clients retry transport errors once and re-ask once.
 OFFLINE = len(offline_extract(BASE)["candidates"])  # what the mock server's model proposes
 MOCK: dict[str, tuple[str | None, Rejected | Failed]] = {
@@ -455,7 +450,7 @@ def mock_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
             "model": "mock", "base_url": server.base_url, "api_key": "k", "retry_backoff": 0.0,
             "max_rate_limit_retries": 1, "max_attempts": 2,
         }  # fmt: skip
-        slow = OpenAIClient(**settings, timeout=0.05, extra_headers={"X-Mock-Latency": "0.3"})
+        slow = OpenAIClient(**settings, timeout=0.05, extra_headers={"X-Mock-Latency": "30"})
         client = ByConversation(OpenAIClient(**settings), {"slow": slow})
         summary = run_batch([src], Extractor(client), BatchConfig(out=out, concurrency=4))
     failures = Path(f"{out}.failures.jsonl")

@@ -184,7 +184,7 @@ def serve_blocking(client: BlockingClient, **limits: Any) -> Any:
 def test_work_beyond_max_concurrency_is_refused_at_once_with_503(blocking: BlockingClient):
     with serve_blocking(blocking, max_concurrency=1) as url, ThreadPoolExecutor(1) as pool:
         first = pool.submit(httpx.post, f"{url}/v1/extract", json=CONVERSATION, timeout=60)
-        assert blocking.entered.wait(30)
+        assert blocking.entered.wait(300)  # a ceiling, not an expected time
         busy = httpx.post(f"{url}/v1/extract", json=CONVERSATION, timeout=60)
         assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
         assert busy.json()["error"]["code"] == "SERVER_BUSY"
