@@ -22,14 +22,20 @@ from ..candidates import MemoryCandidate
 from .detect import matching
 
 _TARGET = (
-    r"(?:someone|somebody|people|person|him|her|them|my\s+\w+|his\s+\w+|her\s+\w+|their\s+\w+|"
+    r"(?:(?:other|all\s+(?:the\s+)?|some|more)\s+people|someone|somebody|people|person|him|her|them|my\s+\w+|his\s+\w+|her\s+\w+|their\s+\w+|"
     r"a\s+(?:man|woman|kid|child|girl|boy|cop|neighbou?r)|the\s+(?:neighbou?rs?|kids?|police|"
     r"cops?|teacher|guy|woman|man)|everyone|humans?|a\s+human(?:\s+being)?|another\s+human(?:\s+"
     r"being)?|another\s+person|(?-i:[A-Z][a-z]+))"
 )
 _VIOLENCE = re.compile(
     rf"\b(?:kill|murder|shoot|stab|strangle|poison|hurt|harm|beat\s+up|punch|torture|kidnap|"
-    rf"abduct|rape|assault|attack|drown|choke|lock\s+up|imprison|burn)\s+{_TARGET}|"
+    rf"abduct|rape|assault|attack|drown|choke|lock\s+up|imprison|burn|slap(?:ping)?|bully(?:ing)?|"
+    rf"harass(?:ing)?|drug(?:ging)?)\s+{_TARGET}|"
+    # a wish that people come to harm ("I want people to slip so bad", "teach them a lesson")
+    rf"\b(?:want|wish|hope)\s+{_TARGET}\s+(?:would\s+|to\s+)?(?:slip|trip|fall|die|suffer|get\s+hurt|"
+    r"crash|drown|choke)\b|"
+    r"\bteach\s+(?:them|him|her|someone|somebody)\s+a\s+lesson\s+by\b|"
+    r"\bdrug(?:ging)?\s+(?:girls|women|guys|strangers|a\s+(?:girl|woman|guy))\b|"
     rf"\b(?:lock|tie)\s+(?:them|him|her|someone)\s+(?:up|in)\b|"
     r"\b(?:get\s+back\s+at|take\s+revenge\s+on|make\s+\w+\s+pay)\b|"
     r"\bdeserve[sd]?\s+(?:to\s+die|extermination|death|to\s+be\s+(?:killed|shot|hurt))\b|"
@@ -45,14 +51,24 @@ _GROUPS = (
     r"trans(?:gender)?|queer|immigrant|christian|hindu|disabled|fat|old|poor|homeless|women|men|"
     r"girls|jews|muslims|blacks|whites|gays|immigrants|trans\s+people|foreigners|refugees)"
 )
+#: Slurs: contempt whatever the sentence around them says ("fags are sinners").
+_SLURS = r"(?:fags?|faggots?|n[i1]gg(?:er|a)s?|kikes?|spics?|chinks?|wetbacks?|trann(?:y|ies))"
 _CONTEMPT = re.compile(
+    rf"(?<!smoke\s)(?<!smokes\s)(?<!smoking\s)\b{_SLURS}\b|"
+    rf"\b{_GROUPS}(?:\s+(?:people|persons|folks))?\s+(?:sure\s+|really\s+)?(?:do\s+)?"
+    r"(?:get|gets)\s+on\s+(?:my|our)\s+nerves\b|"
+    rf"\b(?:enrage|offend|insult|humiliate|provoke)\w*\s+(?:a|an|the|some|all)?\s*{_GROUPS}\s+"
+    r"(?:person|people|man|woman|guy|girl|kid)\b|"
     rf"\b(?:better|smarter|superior)\s+than\s+(?:any|all|most)?\s*{_GROUPS}\b|"
     rf"\b{_GROUPS}(?:\s+(?:people|persons|folks))?\s+(?:are|is)\s+(?:all\s+)?(?:inferior|"
     rf"subhuman|animals|vermin|scum|trash|stupid|lazy|criminals|the\s+weaker\s+sex|weaker|"
-    rf"evil|disgusting|a\s+disease)\b|"
+    rf"evil|disgusting|a\s+disease|sinners|worthless|useless|parasites|a\s+burden)\b|"
     rf"\b(?:hate|despise|can'?t\s+stand)\s+(?:all\s+)?{_GROUPS}\b|"
     r"\bwomen\s+are\s+the\s+weaker\s+sex\b|"
     r"\bgod\s+gave\s+them\s+a\s+sex\b|"
+    # support for a hate group ("I love the KKK", "I want to be part of it" after it)
+    r"\b(?:love|loves|support|supports|join|joining|admire|part\s+of)\s+(?:the\s+)?(?:kkk|"
+    r"ku\s+klux\s+klan|nazis?|neo-?nazis?|isis|al[- ]qaeda)\b|"
     # contempt for the speakers of a language ("I hate it when people speak Spanish")
     r"\b(?:hat(?:e|es|ed)|despis(?:e|es|ed)|can'?t\s+stand)\s+(?:it\s+)?(?:when|that|how)\s+(?:people|they|"
     r"those\s+people|foreigners|immigrants)\s+(?:speak|talk\s+in)\s+\w+",
@@ -75,6 +91,12 @@ _CRIME = re.compile(
     r"\b(?:deal|dealing|sell|selling|sold|push|pushing|smuggle|smuggling|traffic|trafficking)\s+"
     r"(?:my\s+|their\s+|the\s+|some\s+|hard\s+|illegal\s+)?(?:drugs|meth|cocaine|heroin|"
     r"crack|fentanyl)\b|"
+    # making drugs, trading illegal weapons ("learn how to make cheese heroin", "sell illegal
+    # weapons")
+    r"\b(?:make|making|cook|cooking|manufactur\w+|produc\w+|synthesi[sz]\w*)\s+(?:\w+\s+)?"
+    r"(?:heroin|meth|methamphetamine|cocaine|fentanyl|lsd)\b|"
+    r"\b(?:sell|selling|sold|buy|buying|bought|smuggl\w+|traffick?\w*)\s+(?:\w+\s+)?illegal\s+"
+    r"(?:weapons?|guns?|firearms?|arms|drugs)\b|"
     # forged papers and spoiled goods sold as good ("fake pay stubs", "sell expired milk")
     r"\b(?:fake|forged?|forging|doctored|falsified)\s+(?:pay\s*stubs?|paychecks?|receipts?|"
     r"invoices?|bank\s+statements?|tax\s+returns?|signatures?|prescriptions?|doctor'?s\s+notes?)\b|"
@@ -104,7 +126,14 @@ _ABUSE = re.compile(
     r"\b(?:pinch|grab|grope|touch|fondle|rub)\w*\s+(?:their|her|his|people'?s|women'?s|"
     r"girls'?|strangers'?)\s+(?:nipples?|breasts?|boobs?|butts?|asses|ass|crotch|genitals?|"
     r"private\s+parts)\b|"
-    r"\b(?:grope|groping|molest\w*|flash(?:ing)?\s+(?:people|strangers|women|kids))\b",
+    r"\b(?:grope|groping|molest\w*|flash(?:ing)?\s+(?:people|strangers|women|kids))\b|"
+    # desire for someone in one's care or family ("I'm really attracted to one of my students")
+    r"\battracted\s+to\s+(?:one\s+of\s+)?(?:my|a|the)\s+(?:(?:\w+\s+)?students?|pupils?|"
+    r"patients?|clients?|step-?(?:daughter|son|sister|brother)s?|sisters?|brothers?|daughters?|"
+    r"sons?|nieces?|nephews?|cousins?|minors?|kids?|children)\b|"
+    # watching someone undressed ("I saw my sister shower ... it got me excited")
+    r"\b(?:saw|see|seeing|seen|watch\w*|peep\w*\s+(?:at|on)|spy\w*\s+on)\s+(?:my|his|her|the|a|"
+    r"our)\s+\w+\s+(?:shower\w*|naked|nude|undress\w*|getting\s+(?:dressed|undressed|changed))\b",
     re.IGNORECASE,
 )
 

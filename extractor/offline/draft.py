@@ -212,6 +212,8 @@ def _tense(text: str) -> TemporalKind:
     low = text.lower()
     if re.search(r"\bused to\b", low):
         return TemporalKind.PAST
+    if _HABIT.search(low):
+        return TemporalKind.CURRENT  # "sometimes I will go to record stores": a habit
     if caseless.search(_FUTURE_HINT, low):
         return TemporalKind.FUTURE
     head = _HEAD.search(low)
@@ -222,6 +224,7 @@ def _tense(text: str) -> TemporalKind:
     return TemporalKind.CURRENT
 
 
+_HABIT = re.compile(r"\b(?:sometimes|usually|often|always)\s+(?:i|we)\s+(?:will|'ll|would)\b")
 _HEAD = re.compile(r"\b(?:i|my \w+|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(\w+(?:'\w+)?)")
 #: Past tense that describes a state which held then ("I lived in Berlin", "I had a dog", "I
 #: was a teacher"): PAST, no longer so. Any other past tense tells an event ("I moved to
@@ -238,8 +241,8 @@ _EVENT_AFTER_WAS = re.compile(
 
 def _is_past_state(low: str, head: re.Match[str]) -> bool:
     verb = head.group(1)
-    if verb not in _PAST_STATE:
-        return False
+    if verb not in _PAST_STATE or low[head.start() : head.start(1)].endswith("just "):
+        return False  # "I just had surgery": an event, just now
     return not _EVENT_AFTER_WAS.match(low, head.start(1))
 
 
@@ -255,7 +258,8 @@ def is_past_event(text: str) -> bool:
             r"(?:was|were)\s+(?:\w+ly\s+)?\w+ing\b", low[head.start(1) :]
         )
     past = bool(_PAST_HINT.fullmatch(verb)) or verb in PAST_IRREGULAR
-    return past and verb not in _PAST_STATE and verb not in ("did", "once")
+    just = low[head.start() : head.start(1)].endswith("just ")
+    return past and (verb not in _PAST_STATE or just) and verb not in ("did", "once")
 
 
 #: Going somewhere at a stated time is a plan ("I'm going there on Friday", "We're flying out

@@ -43,7 +43,7 @@ _POINTING_SUBJECT = re.compile(
     r"(?!(?:\s+is|['’]s)?\s+(?:so\s+|really\s+|very\s+|pretty\s+)?(?:cool|great|nice|awesome|amazing|"
     r"funny|true|sad|crazy|interesting|alot|a\s+lot|good|fun|wonderful|terrible|awful)\W+(?:i|my|"
     r"we|well|but|and)\b)|"
-    r"(?:it|it's|it’s|its|itll|it'll)(?=\s)(?!\s+(?:is\s+|has\s+)?(?:(?:my|our)\s+(?:birthday|anniversary|day\s+off|first|"
+    r"(?:it|it's|it’s|its|itll|it'll)(?=\s)(?!\s+(?:is\s+|has\s+)?(?:(?:my|our)\s+(?:[\w-]+['’]s\s+)?(?:birthday|anniversary|day\s+off|first|"
     r"last|turn)|raining|snowing|sunny|cold|hot|late|"
     r"early|been\s+(?:\d|a|an|two|three|four|five|six|several|many|years|months|weeks|ages|so\s+long|"
     r"forever))\b))\b|"
@@ -65,19 +65,52 @@ _POINTING_OBJECT = re.compile(
     r"included|deserve|deserved|appreciate|made|make|get|got|feel|felt|remember|cherish)\s+"
     r"(?:that|this)(?=\s+(?:at|in|on|for|with|so|too|now|again|a\s+lot|very|more)\b|\W*$)|"
     r"\b(?:have|had|got|get|want|need|own|buy|bought|getting)\s+(?:one|ones)\W*$|"
+    r"\b(?:read|watched|seen|heard|tried|tasted|visited|played|hiked|finished|done|made|"
+    r"started|bought|used)\s+(?:that|this)(?=\s+(?:yet|already|before|last|yesterday|today|once|"
+    r"twice|recently|myself|too)\b|\W*$)|"
+    r"\b(?:about|with|for|of|on|enjoying|try|tried|solve|fix|handle)\s+(?:this|that)\s+"
+    r"(?:(?-i:[a-z]+)\s+)?(?:problem|issue|situation|matter|topic|question|moment|method|dish|"
+    r"recipe|experience|event|position|advice|suggestion|book|movie|song|show|game)\b|"
+    r"\b(?:got|had|have|get|liked|like|love|loved)\s+the\s+idea\b(?!\s+(?:of|to|for|that)\b)|"
+    r"\b(?:have|had|own|owned|got|want|need)\s+(?:two|three|four|five|six|seven|eight|nine|ten|"
+    r"\d+|a\s+few|several|a\s+couple)(?:\s+of\s+(?:them|those|these))?\W*$|"
+    r"\bwhat\s+(?:it|they)(?:['’]s|\s+is|\s+was|\s+were|['’]re)\s+called\b|"
+    r"\b(?:you|u)\s+(?:mentioned|suggested|recommended|gave\s+me|showed\s+me|told\s+me\s+about)\b|"
+    r"\b(?:these|those)\s+(?:games|movies|books|songs|methods|tips|ideas|suggestions)\b|"
     r"\b(?:the\s+same(?!\s+(?:age|time|name|way|school|town|city|job))|that\s+big|that\s+much|"
     r"so\s+much\s+of\s+it)\b",
     re.IGNORECASE,
 )
 #: "it" before a clause is a placeholder for that clause ("I hate it when people are late").
 _PRONOUN = re.compile(
-    r"\b(?:it(?!\s+(?:when|that|if|how|whenever)\b)|them|him|her)\b(?!['’]?s\b)", re.IGNORECASE
+    r"\b(?:it(?!\s+(?:when|that|if|how|whenever)\b)|them)\b(?!['’]?s\b)",
+    re.IGNORECASE,
+)
+#: A pronoun for a person ("I'm thinking of asking her out", "I need something he can't
+#: verify"): it needs a person before it, a name or a word for one.
+_PERSON_PRONOUN = re.compile(r"\b(?:him|her|he|she)\b(?!['’]s\b)", re.IGNORECASE)
+_PERSON = re.compile(
+    r"(?<=\s)(?-i:(?!(?:I|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|"
+    r"February|March|April|May|June|July|August|September|October|November|December)\b)"
+    r"[A-Z][a-z]+)|\b(?:mom|mum|mother|dad|father|sister|brother|wife|husband|girlfriend|"
+    r"boyfriend|friend|daughter|son|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|"
+    r"boss|teacher|neighbou?r|girl|boy|woman|man|lady|guy|partner|mentee|mentor|coach|kid|child|"
+    r"baby|niece|nephew|student|doctor|roommate|coworker|colleague|fianc[eé]e?|crush|ex|"
+    r"cat|dog|puppy|kitten|horse)s?\b",
+    re.IGNORECASE,
 )
 #: Something a pronoun in the same sentence may stand for: a noun phrase with a determiner or
-#: a number, a name, a gerund object ("I bought a new car and I love it", "Hiking: I love it").
+#: a number, a name, a gerund that is what the speaker does ("I bought a new car and I love it",
+#: "Hiking: I love it", "I went fishing and loved it"); a verb in the progressive ("I've been
+#: thinking about it") stands for nothing.
 _ANCHOR = re.compile(
     r"\b(?:my|our|a|an|the|some|his|their|this|that|these|those|any|every|each|no|two|three|"
-    r"four|five|\d+)\s+\w+|(?<=\s)(?-i:[A-Z][a-z]+)|\b\w+ing\b",
+    r"four|five|\d+)\s+\w+|(?<=\s)(?-i:[A-Z][a-z]+)|(?<!been\s)\b\w+ing\b|"
+    # a bare plural opening the sentence ("Cats can be tricky, can't they?")
+    r"^\W*(?!(?:does|has|is|was|yes|this|thanks|thus|its|his|us|always|perhaps|maybe|guess|"
+    r"less|unless|less)\b)[a-z]{2,}s\b|"
+    r"\b(?:go|goes|went|going|love|loved|like|liked|enjoy|enjoyed|hate|hated|tried|try|started|"
+    r"start|began|quit|stopped|do|did|done|took\s+up)\s+\w+ing\b",
     re.IGNORECASE,
 )
 #: A stand-in for what was said elsewhere ("I tackled something new.", "I use a certain
@@ -91,7 +124,13 @@ _VAGUE = re.compile(
     r"my\s+own(?=\W*$)|make\s+my\s+own(?!\s+\w)|"
     r"(?:felt|feel|was|am|'m)\s+(?:so\s+|totally\s+|really\s+)?(?:accepted|inspired|stoked|"
     r"motivated)(?:\s+(?:and|to\s+keep\s+going|to\s+keep))?(?:\s+\w+){0,3}\W*$|"
-    r"(?:to\s+say|with)\s+(?-i:[A-Z][a-z]+)\W*$)",
+    r"(?:to\s+say|with)\s+(?-i:[A-Z][a-z]+)\W*$|"
+    r"something\s+(?:really\s+|so\s+|very\s+|quite\s+)?(?:unhappy|unexpected|exciting|"
+    r"interesting|amazing|bad|good|wonderful|terrible|comforting|important|big|fun|cool)\b|"
+    r"\b(?:a|some)\s+(?:problem|problems|difficulties|difficulty|issue|issues|trouble|"
+    r"challenge|challenges)(?:\s+(?:today|lately|recently|yesterday|now|at\s+work))?\W*$|"
+    r"\b(?:a|the)\s+(?:physical\s+|signed\s+|hard\s+|paper\s+)?copy\W*$|"
+    r"\bnothing\s+in\s+particular\b)",
     re.IGNORECASE,
 )
 #: A time or condition clause with no main clause ("While I look for investors.", "when I get
@@ -101,7 +140,19 @@ _FRAGMENT = re.compile(
     _LEAD + r"(?:while|whereas|unless|until|when|whenever|if|once)\b"
     r"(?!.*,)(?:\s+[\w'’]+){1,6}\W*$|"
     r"^(?:[\w'’]+\s+){0,3}(?:like|love|want|wanted|need|have|going|try|able|hope|plan)\s+to\W*$|,\s*but\s+(?:yes|no|yeah)\W*$|^(?:yea|yeah|yes|no|nope),?\s+i\s+(?:believe|think|"
-    r"guess)\s+so\b",
+    r"guess)\s+so\b|"
+    # what is left of a thank-you or a reason once its head is cut ("for always having my
+    # back.", "Due to my situation", "which freaked me out.", "Like I asked before")
+    r"^for\s+(?:your|you|always|all|everything|\w+ing)\b|^which\s+(?:freaked|made|scared|shocked)\b|"
+    r"^(?:due\s+to|because\s+of|thanks\s+to)\b(?![^,]*,)(?!(?:\s+[\w'’]+){0,4}\s+(?:i|we)\s)|"
+    r"^(?:just\s+|like\s+)?(?:as\s+)?(?:i|we)\s+(?:said|asked|told\s+you|mentioned)(?:\s+"
+    r"(?:before|earlier|already|above))?\W*$|"
+    r"^(?:every|each)\s+time\b(?!.*,)(?:\s+[\w'’]+){1,6}\W*$|"
+    # an answer with no verb ("Just my fur babies.")
+    r"^(?:just|only|mostly|probably)\s+(?:my|our)(?:\s+[\w'’-]+){1,3}\W*$|"
+    # reported speech with nothing reported ("my manager said.", "My mom told me.")
+    r"^(?!(?:like|as|just)\b)(?:[\w'’]+\s+){1,3}(?:said|says|told\s+(?:me|us)|mentioned|"
+    r"suggested)\W*$",
     re.IGNORECASE,
 )
 
@@ -109,11 +160,15 @@ _FRAGMENT = re.compile(
 #: my attitude", "I will think carefully and weigh my options", "I will do my best", "I'll
 #: keep going for my dreams", "I'll text you my number").
 _FOLLOWING_ADVICE = re.compile(
-    _LEAD + r"i(?:'ll|\s+will|\s+am\s+going\s+to|'m\s+going\s+to|\s+shall)\s+(?:\w+ly\s+|also\s+|"
-    r"just\s+|now\s+)?(?:try\s+(?:my|their)\s+best|do\s+(?:my|their)\s+best|try\s+to\s+(?:take|be|"
-    r"find|change|make|get|stay|keep|work|improve|learn|follow|do)|think\s+(?:carefully|about\s+it|"
+    _LEAD + r"i(?:'ll|\s+will|\s+am\s+going\s+to|'m\s+going\s+to|\s+shall|'m\s+gonna|\s+am\s+gonna)"
+    r"\s+(?:\w+ly\s+|also\s+|just\s+|now\s+)?(?:try\s+(?:my|their)\s+best|do\s+(?:my|their)\s+best|"
+    r"try\s+to\s+(?:take|be|find|change|make|get|stay|keep|work|improve|learn|follow|do|promote|"
+    r"expand|practi[cs]e|seek|relax|focus|adjust|face|overcome|accept|develop|maintain|balance|"
+    r"manage|cope|reduce|communicate|implement)|try\s+(?:\w+ing|some\s+of|these|those|them|"
+    r"your|the\s+(?:methods|suggestions|tips|ideas|advice))|work\s+hard\s+to|"
+    r"keep\s+(?:\w+ing\s+(?:myself|on|for|and))|think\s+(?:carefully|about\s+it|"
     r"it\s+over)|keep\s+(?:going|pushing|working|trying|at\s+it|that\s+in\s+mind|you\s+posted)|"
-    r"give\s+it\s+a\s+(?:try|shot|go)|take\s+your\s+advice|follow\s+your|consider\s+(?:it|that|"
+    r"give\s+(?:it|them|that|this|those|these)\s+a\s+(?:try|shot|go)|take\s+your\s+advice|follow\s+your|consider\s+(?:it|that|"
     r"your)|text\s+you|send\s+you|call\s+you|email\s+you)\b",
     re.IGNORECASE,
 )
@@ -131,7 +186,33 @@ _ABOUT_EXCHANGE = re.compile(
     r"appreciate\s+(?:your|you)\b(?!.*\b(?:since|because|as)\b)|is\s+there\s+(?:any\s+)?(?:way|chance)\b|"
     r"how\s+(?:can|could|do|should)\s+i\b)|"
     r"^i(?:'m|\s+am|\s+was)\s+(?:just\s+)?wondering\b|"
-    r"^i\s+meant(?:\s+\w+){0,2}\W*$|^(?:what\s+)?i\s+mean(?:t)?\s+(?:is\s+)?(?:if|that)\b",
+    r"^i\s+meant(?:\s+\w+){0,2}\W*$|^(?:what\s+)?i\s+mean(?:t)?\s+(?:is\s+)?(?:if|that)\b|"
+    # "I'm here to chat with you again today.", "I also want to ask you some questions",
+    # "I wanted to share my feelings with you.", "I'm really glad I met you.", "i asked you to
+    # get me two tickets", "I won't tell.", "I dare you to say it!"
+    r"^i(?:'m|\s+am)\s+(?:\w+\s+)?here\s+to\s+(?:chat|talk|share|ask)\b|"
+    r"^i\s+(?:also\s+|just\s+)?(?:want|wanted|would\s+like|'d\s+like)\s+to\s+(?:ask|tell|share\s+"
+    r"(?:[\w'’]+\s+){0,3}?with)"
+    r"\s+(?:you|u)\b|\bglad\s+(?:that\s+)?i\s+(?:met|found|talked\s+to)\s+(?:you|u)\b|"
+    r"^i\s+(?:already\s+)?asked\s+(?:you|u)\b|^i\s+won'?t\s+tell(?:\s+anyone)?\W*$|"
+    r"^i\s+dare\s+(?:you|u)\b|\b(?:attracted\s+to|in\s+love\s+with|mad\s+at|angry\s+(?:at|with))"
+    r"\s+(?:you|u)\W*$|^i\s+know\s+what\s+(?:you|u)(?:'re|\s+are)\s+saying\b|"
+    r"\b(?:we|you\s+and\s+i)\s+(?:have|share)\s+(?:a\s+lot\s+in\s+common|similar|the\s+same\s+taste)|"
+    r"^i(?:'m|\s+am)\s+(?:\w+\s+)?(?:happy|glad|here|willing|ready)\s+to\s+(?:help|assist|support|"
+    r"listen)\b|"
+    # thanks ("Your encouragement means a lot to me.", "Sam, that means a lot to me.")
+    r"^(?:[A-Z][a-z]+,\s+)?(?:your\s+\w+(?:\s+and\s+\w+)?|that|this|it|you|talking\s+to\s+(?:you|u))"
+    r"\s+(?:really\s+|truly\s+)?(?:means|meant)\s+(?:a\s+lot|so\s+much|the\s+world)\b|"
+    # a reaction to the other speaker's thing ("I can't wait to hear it.", "I'd love to
+    # listen to it.")
+    r"^i(?:'d|\s+would)?\s+(?:really\s+)?(?:love|like|can'?t\s+wait|cannot\s+wait)\s+to\s+(?:hear|see|"
+    r"listen\s+to|read|watch|try|taste)\s+(?:it|them|that|this)\W*$|"
+    r"^i(?:'d|\s+would)\s+(?:really\s+|so\s+)?(?:love|like)\s+(?:that|it|this)\W*$|"
+    # showing a photo ("..., check it out!", "Look at the photo of how I performed")
+    r"\bcheck\s+(?:it|this|them)\s+out\W*$|^(?:look|check\s+out)\s+(?:at\s+)?(?:the|this|my)\s+"
+    r"(?:photo|pic|picture|shot)\b|"
+    # what the speaker does next ("I am now going to practice my guitar.")
+    r"^i(?:'m|\s+am)\s+(?:now|just)\s+(?:going|gonna|about)\s+to\b",
     re.IGNORECASE,
 )
 #: A state of the moment ("I'm so hungry now.", "I feel really upset.", "I'm feeling pretty
@@ -145,13 +226,30 @@ _PASSING = re.compile(
     r"^i\s+(?:just\s+)?(?:don'?t|do\s+not)\s+care\W*$|^i\s+know,?\s+i\s+know\b|"
     r"^i\s+(?:don'?t|do\s+not)\s+know\s+(?:if|whether)(?:\s+[\w'’]+){0,5}"
     r"\W*$|"
-    r"^i(?:'m|\s+am)\s+(?:at|in)\b.*\bright\s+now\b",
+    r"^i(?:'m|\s+am)\s+(?:at|in)\b.*\bright\s+now\b|"
+    # a mood of the day ("I feel a bit down.", "I've been feeling a bit stressed out lately",
+    # "Now I feel more confident to take on even bigger projects.", "I have a lot of energy.")
+    r"^(?:now\s+|today\s+|lately\s+)?(?:i(?:'m|\s+am|\s+feel|\s+felt|'ve\s+been|\s+have\s+been)"
+    r"(?:\s+feeling)?|feeling)\s+(?:(?:so|really|very|pretty|a\s+bit|a\s+little|kinda|quite|super|"
+    r"way|much|more|less|even|totally|extremely)\s+)*(?:down|discouraged|unmotivated|motivated|"
+    r"confident|stressed(?:\s+out)?|lonely|frustrated|overwhelmed|depressed|energetic|"
+    r"drained|confused|scared|worried|grateful|thankful|calm|relaxed|refreshed|upset|sad|"
+    r"tired|low|blue|anxious|nervous|better|worse)"
+    r"(?:\s+(?:and|&)\s+(?:(?:so|really|very|more)\s+)?\w+)?"
+    r"(?:\s+(?:now|right\s+now|today|tonight|lately|recently|at\s+the\s+moment|too|"
+    r"to\s+\w+(?:\s+\w+){0,5}|with\s+some\s+[\w-]+\s+\w+))*\W*$|"
+    r"^i(?:'ve|\s+have)\s+(?:so\s+much|a\s+lot\s+of|lots\s+of|no|little)\s+energy\b|"
+    r"^i\s+felt\s+the\s+power\s+of\b",
     re.IGNORECASE,
 )
 #: A one-off request to the other speaker ("Teach me.", "I need tips.").
 _REQUEST = re.compile(
     _LEAD + r"(?:(?:please|just)\s+)?(?:teach|tell|help|show|give)\s+me\b|"
-    r"^i\s+(?:just\s+)?need\s+(?:some\s+)?(?:tips|advice|help|ideas)\W*$",
+    r"^i\s+(?:just\s+)?need\s+(?:some\s+)?(?:tips|advice|help|ideas)\W*$|"
+    r"^(?:so\s+|ok\s+|okay\s+|now\s+|then\s+)?(?:suggest|recommend|name|list|describe|explain|"
+    r"write)\s+(?:me\s+)?(?:a|an|some|the|how|what|me)\b|"
+    r"^(?:fight|talk|play|chat|dance|come)\s+with\s+me\W*$|"
+    r"^i(?:'ll|\s+will)\s+(?:just\s+)?need\s+the\b|^i\s+need\s+my\s+\w+\s+back\b",
     re.IGNORECASE,
 )
 
@@ -170,25 +268,53 @@ def leans_on_words(text: str) -> bool:
     same"): quoting them can make it whole. A fragment, a vague stand-in or a photo ("This
     pic ...", "Here's what I did") is not helped by any quotation."""
     vague = len(text.split()) <= MAX_VAGUE_WORDS and _VAGUE.search(text)
-    return not (_FRAGMENT.search(text) or vague or _SHOWN.match(text))
+    return not (_FRAGMENT.search(text) or vague or _SHOWN.search(text))
+
+
+def holds_referent(text: str, quoted: str) -> bool:
+    """Whether ``quoted`` (the other speaker's words ``text`` replies to) can hold what ``text``
+    leans on. It cannot when ``text`` names what it means ("this problem") and the quotation
+    does not have that noun."""
+    named = _DEMONSTRATIVE_NOUN.search(text)
+    if named is not None:
+        return named.group(1).lower().rstrip("s") in quoted.lower()
+    return True
+
+
+_DEMONSTRATIVE_NOUN = re.compile(
+    r"\b(?:this|that|these|those)\s+(?:[a-z]+\s+)?(problem|issue|situation|matter|topic|question|"
+    r"moment|method|dish|recipe|experience|event|position|advice|suggestion|book|movie|song|"
+    r"show|game|place|games|movies|books|songs|methods|tips|ideas|suggestions)\b",
+    re.IGNORECASE,
+)
 
 
 #: What points at a picture or a thing shown, never at words.
 _SHOWN = re.compile(
     _LEAD + r"(?:(?:this|the|that|these|those)\s+(?:pic|pics|picture|pictures|photo|photos|shot|"
-    r"snap|image)|here(?:'s|\s+is|\s+are)|this\s+is|these\s+are|check\s+(?:this|it)\s+out)\b",
+    r"snap|image)|here(?:'s|\s+is|\s+are)|this\s+is|these\s+are|check\s+(?:this|it)\s+out)\b|"
+    r"\b(?:like|such\s+as)\s+(?:these|those|this)(?:\s+ones?)?\W*$|\b(?:these|those)\s+ones\b",
     re.IGNORECASE,
 )
 
 
 def _unanchored_pronoun(text: str) -> bool:
-    """A pronoun early in the sentence ("I will try it.", "I love them.") with nothing before
-    it that it could stand for; an idiom ("played it safe") is no pronoun."""
-    m = _PRONOUN.search(_IDIOM.sub(lambda i: " " * len(i.group()), text))
-    if m is None or len(text[: m.start()].split()) > MAX_WORDS_BEFORE:
-        return False
-    before = text[: m.start()]
-    return not (_ANCHOR.search(before) or re.search(r"[,;:]|\b(?:and|but)\b", before))
+    """A pronoun early in the sentence ("I will try it.", "I love them.", "I want to get good
+    at it and make some money.") with nothing before it that it could stand for -- a person
+    for "her" or "he"; an idiom ("played it safe") is no pronoun."""
+    plain = _IDIOM.sub(lambda i: " " * len(i.group()), text)
+    for pattern in (_PRONOUN, _PERSON_PRONOUN):
+        m = pattern.search(plain)
+        if m is None or len(plain[: m.start()].split()) > MAX_WORDS_BEFORE:
+            continue
+        before = plain[: m.start()]
+        if not (_ANCHOR.search(before) or _PERSON.search(before) or _JOINED.search(before)):
+            return True
+    return False
+
+
+#: A clause before the pronoun may hold what it stands for ("I met Tom, and I like him").
+_JOINED = re.compile(r"[,;:]|\b(?:and|but)\b", re.IGNORECASE)
 
 
 #: The longest sentence a vague stand-in ("something new") empties.
@@ -197,7 +323,9 @@ MAX_VAGUE_WORDS = 10
 MAX_WORDS_BEFORE = 5
 _IDIOM = re.compile(
     r"\b(?:play(?:ed|ing|s)?\s+it\s+(?:safe|cool|by\s+ear)|made\s+it|make\s+it\s+(?:to|through)|"
-    r"(?:dang|damn|darn|screw|forget|shoot)\s+it|take\s+it\s+easy|took\s+it\s+easy|love\s+it\s+(?:here|there)|hate\s+it\s+(?:here|there))\b",
+    r"(?:dang|damn|darn|screw|forget|shoot)\s+it|take\s+it\s+easy|took\s+it\s+easy|love\s+it\s+(?:here|there)|hate\s+it\s+(?:here|there)|"
+    r"(?:hard|easy|fun|great|nice|tough|difficult)\s+(?:for\s+\w+\s+)?to\b|"
+    r"get(?:ting)?\s+(?:to\s+)?it\s+(?:together|done)|call(?:ed)?\s+it\s+(?:a\s+day|quits))\b",
     re.IGNORECASE,
 )
 
@@ -224,6 +352,11 @@ _NOT_A_THING = re.compile(
     re.IGNORECASE,
 )
 _REPLY_OBJECT = re.compile(r"\b(?:it|them|one|ones)\b(?!['’]s\b)", re.IGNORECASE)
+_COUNT_AT_END = re.compile(
+    r"\b(?:have|had|own|owned|got)\s+(?:two|three|four|five|six|seven|eight|nine|ten|\d+|"
+    r"a\s+few|several|a\s+couple)(?=\W*$)",
+    re.IGNORECASE,
+)
 
 
 def resolve(text: str, question: str | None) -> str | None:
@@ -235,10 +368,16 @@ def resolve(text: str, question: str | None) -> str | None:
     if m is None or _NOT_A_THING.search(m.group("thing")):
         return None
     found = list(_REPLY_OBJECT.finditer(text))
+    thing = m.group("thing")
+    count = _COUNT_AT_END.search(text)
+    if not found and count is not None and not _POINTING_SUBJECT.match(text):
+        # "Do you have any pets?" -- "I have two." -> "I have two pets."
+        plural = thing if thing.lower().endswith("s") else f"{thing}s"
+        resolved = f"{text[: count.end()]} {plural}{text[count.end() :]}"
+        return None if needs_the_chat(resolved) else resolved
     if len(found) != 1 or _POINTING_SUBJECT.match(text):
         return None
     hit = found[0]
-    thing = m.group("thing")
     if hit.group(0).lower() == "one" and not thing.lower().endswith("s"):
         thing = f"a {thing}"
     resolved = f"{text[: hit.start()]}{thing}{text[hit.end() :]}"

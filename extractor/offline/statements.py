@@ -41,7 +41,7 @@ from .draft import (
 )
 from .english import finish, third_person, tidy
 from .entities import entities_in
-from .standalone import leans_on_words, needs_the_chat, passes, resolve
+from .standalone import holds_referent, leans_on_words, needs_the_chat, passes, resolve
 from .text import Piece, clauses, sentences, strip_opener
 
 _FIRST_PERSON = re.compile(
@@ -239,7 +239,13 @@ _ACKNOWLEDGE = re.compile(
     r"^(?:(?:yeah|yes|yah|oh|well|and)[\s,]+)?(?:i|we)\s+(?:\w+\s+)?(?:hear|feel|get)\s+"
     r"(?:you|u|ya)\b|"
     r"^i\s+(?:do\s+|totally\s+|really\s+)?know\s+(?:exactly\s+)?what\s+(?:you|u)\s+mean|"
-    r"^i\s+know\s*(?:[,\u2013-]|\band\b|\bbut\b)(?!\s*(?:i|i'm|i've|my|we)\b)",
+    r"^i\s+know\s*(?:[,\u2013-]|\band\b|\bbut\b)(?!\s*(?:i|i'm|i've|my|we)\b)|"
+    # empathy with the other speaker ("I get how frustrating it can be ...", "I totally
+    # understand the satisfaction you get from fixing cars.", "I completely encourage it")
+    r"^i\s+(?:\w+\s+)?(?:get|understand|know|see)\s+how\s+(?:\w+\s+)?(?:frustrating|hard|"
+    r"difficult|tough|stressful|scary|exciting|rewarding|important|tiring|annoying)\b|"
+    r"^i\s+(?:\w+\s+)?understand\b(?=.*\b(?:you|your)\b)|"
+    r"^i\s+(?:\w+\s+)?encourage\s+(?:it|that|this|you)\b",
     re.IGNORECASE,
 )
 #: Talk about what the speaker means or how they see it ("That's how I see it", "In the
@@ -507,26 +513,26 @@ def claim_for(
     "But I still love them!"``), when the other speaker's last sentence can be quoted;
     otherwise it yields nothing. Moves that do not last yield nothing.
     """
-    memory_type = classify(piece.text)
+    # a pro-form the question it answers resolves is read resolved ("Do you like pizza?" --
+    # "I love it." is "I love pizza.", a preference, not an elliptical reply)
+    early = resolve(piece.text, question) if origin is Origin.USER else None
+    memory_type = classify(early or piece.text)
     instruction = memory_type is MemoryType.PREFERENCE and bool(_INSTRUCTION.match(piece.text))
     if memory_type is None or (origin is Origin.SYSTEM and not instruction):
         return None
     if not _says_more_than_when(piece.text, message.timestamp):
         return None
-    text = piece.text
+    text = early or piece.text
     if memory_type in _STANDALONE_CHECKED and not instruction:
-        # a memory is read without the chat: resolve what a pro-form stands for when the
-        # question it answers says so, and drop what needs the chat or does not last
+        # a memory is read without the chat: what a pro-form stands for is resolved from the
+        # question it answers (above), else what needs the chat or does not last is dropped
         if passes(text):
             return None
-        if needs_the_chat(text):
-            resolved = resolve(text, question)
-            widened = None if resolved is not None else _widened(piece, message, lead)
-            if resolved is not None:
-                text = resolved
-            elif widened is not None:
+        if early is None and needs_the_chat(text):
+            widened = _widened(piece, message, lead)
+            if widened is not None:
                 piece, text = widened, widened.text
-            elif replied is not None and leans_on_words(text):
+            elif replied is not None and leans_on_words(text) and holds_referent(text, replied):
                 said = " ".join(text.split())
                 content = f'Told "{replied}", User replied: "{said}"'
                 return proposition(piece, message, origin, memory_type, content, verbatim=True)
@@ -561,6 +567,13 @@ def _widened(piece: Piece, message: Message, lead: int | None) -> Piece | None:
     before = message.text[lead : piece.start].strip()
     if not before or needs_the_chat(before) or has_placeholder(before):
         return None
+    if (
+        len(before.split()) < 3
+        or _WEAK.match(before)
+        or _ELLIPTICAL.match(before)
+        or passes(before)
+    ):
+        return None  # "Better. But I need something he can't verify.": nothing to lean on
     if any(lo < piece.start and lead < hi for lo, hi in message.placeholder_ranges):
         return None  # a picture (a non-text part) between them: never quoted, never widened over
     if is_question(before.rstrip()) or before.rstrip().endswith("?"):

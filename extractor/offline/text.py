@@ -144,7 +144,8 @@ def clauses(piece: Piece) -> list[Piece]:
 
 _STRONG_OPENERS = (
     r"yes|yeah|yea|yep|yup|nope|nah|oh+|ahh*|aw+|wow|ha(?:ha)+|he(?:he)+|lol|lmao|hmm+|um+|uh+|"
-    r"ok|okay|hi|hello|hey|thanks|thank you|omg|ugh|gosh|whoa|yikes|hehe|hah"
+    r"ok|okay|hi|hello|hey|thanks|thank you|omg|ugh|gosh|whoa|yikes|hehe|hah|"
+    r"good (?:morning|afternoon|evening|night|day)(?=\s*[,!.]|\s*$)"
 )
 _WEAK_OPENERS = (
     r"no|well|so|and|but|also|anyway|sure|cool|nice|great|awesome|neat|actually|honestly|true|"
@@ -159,7 +160,8 @@ _OPENER = re.compile(
 
 
 _GREETING = re.compile(
-    r"\b(?:hi|hello|hey|thanks|thank you|good (?:morning|evening|night))\b", re.IGNORECASE
+    r"\b(?:hi|hello|hey|thanks|thank you|good (?:morning|afternoon|evening|night|day))\b",
+    re.IGNORECASE,
 )
 #: Whom a greeting is addressed to ("Hi there,", "Hello, my friend.", "Hey Gina,"), which says
 #: nothing about the speaker: "Hello, my friend." is not "User's friend."
