@@ -69,7 +69,7 @@ _POINTING_OBJECT = re.compile(
     r"started|bought|used)\s+(?:that|this)(?=\s+(?:yet|already|before|last|yesterday|today|once|"
     r"twice|recently|myself|too)\b|\W*$)|"
     r"\b(?:about|with|for|of|on|enjoying|try|tried|solve|fix|handle)\s+(?:this|that)\s+"
-    r"(?:(?-i:[a-z]+)\s+)?(?:problem|issue|situation|matter|topic|question|moment|method|dish|"
+    r"(?:(?-i:[a-z]+)\s+)?(?:problem|issue|situation|topic|question|moment|method|dish|"
     r"recipe|experience|event|position|advice|suggestion|book|movie|song|show|game)\b|"
     r"\b(?:got|had|have|get|liked|like|love|loved)\s+the\s+idea\b(?!\s+(?:of|to|for|that)\b)|"
     r"\b(?:have|had|own|owned|got|want|need)\s+(?:two|three|four|five|six|seven|eight|nine|ten|"
@@ -145,7 +145,7 @@ _FRAGMENT = re.compile(
     # back.", "Due to my situation", "which freaked me out.", "Like I asked before")
     r"^for\s+(?:your|you|always|all|everything|\w+ing)\b|^which\s+(?:freaked|made|scared|shocked)\b|"
     r"^(?:due\s+to|because\s+of|thanks\s+to)\b(?![^,]*,)(?!(?:\s+[\w'’]+){0,4}\s+(?:i|we)\s)|"
-    r"^(?:just\s+|like\s+)?(?:as\s+)?(?:i|we)\s+(?:said|asked|told\s+you|mentioned)(?:\s+"
+    r"^(?:just\s+)?(?:i|we)\s+(?:said|asked|told\s+you|mentioned)(?:\s+"
     r"(?:before|earlier|already|above))?\W*$|"
     r"^(?:every|each)\s+time\b(?!.*,)(?:\s+[\w'’]+){1,6}\W*$|"
     # an answer with no verb ("Just my fur babies.")
@@ -282,7 +282,7 @@ def holds_referent(text: str, quoted: str) -> bool:
 
 
 _DEMONSTRATIVE_NOUN = re.compile(
-    r"\b(?:this|that|these|those)\s+(?:[a-z]+\s+)?(problem|issue|situation|matter|topic|question|"
+    r"\b(?:this|that)\s+(?:[a-z]+\s+)?(problem|issue|situation|topic|question|"
     r"moment|method|dish|recipe|experience|event|position|advice|suggestion|book|movie|song|"
     r"show|game|place|games|movies|books|songs|methods|tips|ideas|suggestions)\b",
     re.IGNORECASE,
