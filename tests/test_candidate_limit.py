@@ -94,7 +94,7 @@ def test_an_honest_long_chat_keeps_every_candidate_across_chunks() -> None:
 
 
 def test_a_flooding_call_is_cut_at_the_limit_and_kept_as_counts_and_a_sample() -> None:
-    huge = "x" * 2_800_000
+    huge = "x" * 300_000  # 150 times what is kept (DEFAULT_RAW_CHARS)
     ex = Extractor(Flood(extra=5000, raw=huge), limits=Limits(max_candidates=20))
     result = ex.process(long_chat(3))
     assert len(result.candidates) == 20

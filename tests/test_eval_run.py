@@ -12,6 +12,7 @@ from extractor.cli import cli
 from extractor.clients.openai_client import OpenAIClient
 from extractor.evaluation import SAFETY_FIGURES, evaluate, load_evalset
 from extractor.evaluation.faults import recall_loss
+from extractor.evaluation.gold import default_evalset_path
 from extractor.mockserver import MockServer
 
 ZERO = dict.fromkeys(SAFETY_FIGURES, 0)
@@ -81,20 +82,29 @@ def test_recall_drops_only_where_the_model_lost_information(cases, offline_repor
     """All three candidate faults at once, and two conversations the model refuses outright:
     recall falls by exactly the refused conversations' items, each attributed to the model."""
     refused = ["eval-001-manager", "eval-030-job-supersession"]
+    others = [c.id for c in cases if c.gold.expected and c.id not in refused][:13]
+    subset = [c for c in cases if c.id in refused or c.id in others]
     faults = "verified:always,fabricated_span:always,origin_laundering:always"
     with MockServer(
         faults=faults, conversation_faults=dict.fromkeys(refused, "refusal:always")
     ) as server:
-        report = evaluate(cases, _mock_client(server))
+        report = evaluate(subset, _mock_client(server))
     assert report.safety.counts() == ZERO, report.safety.incidents
     assert sorted(c.conversation_id for c in report.failures) == refused
-    loss = recall_loss(cases, offline_report, report)
+    clean = offline_report.model_copy(
+        update={
+            "cases": [
+                c for c in offline_report.cases if c.conversation_id in {s.id for s in subset}
+            ]
+        }
+    )
+    loss = recall_loss(subset, clean, report)
     assert loss.by_gate == 0
     assert {item.conversation_id for item in loss.lost} == set(refused)
     expected_lost = sum(len(c.quality.found) for c in offline_report.cases
                         if c.conversation_id in refused)  # fmt: skip
     assert len(loss.lost) == expected_lost > 0
-    assert report.quality.overall.recall < offline_report.quality.overall.recall
+    assert loss.found_faulty < loss.found_clean
 
 
 def test_cli_eval_prints_both_tables_and_exits_zero():
@@ -114,7 +124,7 @@ def test_cli_eval_json(tmp_path):
     assert 0.0 <= data["overall"]["recall"] <= 1.0
 
 
-def test_cli_eval_exit_code_1_when_a_safety_figure_is_not_zero(monkeypatch):
+def test_cli_eval_exit_code_1_when_a_safety_figure_is_not_zero(monkeypatch, tmp_path):
     """A stand-in scorer that reports an incident must turn into exit code 1."""
     from extractor.evaluation import safety
 
@@ -125,7 +135,11 @@ def test_cli_eval_exit_code_1_when_a_safety_figure_is_not_zero(monkeypatch):
         )  # fmt: skip
 
     monkeypatch.setattr("extractor.evaluation.runner.score_safety", always_incident)
-    result = CliRunner().invoke(cli, ["eval"])
+    few = tmp_path / "few.jsonl"  # any gold set will do: the first three conversations
+    few.write_text(
+        "".join(default_evalset_path().read_text(encoding="utf-8").splitlines(keepends=True)[:3])
+    )
+    result = CliRunner().invoke(cli, ["eval", "--set", str(few)])
     assert result.exit_code == 1
     assert "planted" in result.output
 

@@ -50,6 +50,7 @@ def test_the_offline_models_answer_carries_the_same_information_in_format_2() ->
         assert records(conv, offline_proposal(conv)) == records(conv, offline_extract(conv))
 
 
+@pytest.mark.slow  # real data (docs/testing.md); the gold-set twin above runs by default
 @pytest.mark.skipif(not MSC.exists(), reason="../shared/data/msc-valid.jsonl is not present")
 def test_the_same_information_on_real_chats() -> None:
     for item in iter_msc(MSC, limit=10):
