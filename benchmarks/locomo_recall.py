@@ -20,6 +20,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from extractor.resultline import decode
+
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo.jsonl"
 
 
@@ -73,13 +75,13 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args()
     with args.results.open(encoding="utf-8") as f:
-        results = {r["conversation_id"]: r for r in map(json.loads, f)}
+        results = {r["conversation_id"]: r for r in (decode(json.loads(line)) for line in f)}
     with args.data.open(encoding="utf-8") as f:
         chats = [json.loads(line) for line in f]
     limited = sum(
         1
         for r in results.values()
-        for j in r["rejections"]
+        for j in r.get("rejections", [])
         if j["code"] == "CANDIDATE_LIMIT_EXCEEDED"
     ) + sum(
         r.get("rejections_omitted", {}).get("CANDIDATE_LIMIT_EXCEEDED", 0) for r in results.values()
