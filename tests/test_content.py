@@ -99,6 +99,24 @@ def test_secrets_are_found_in_chat_wording_and_library_formats() -> None:
         assert value not in redact(text) and "[REDACTED " in redact(text), text
 
 
+def test_model_provider_keys_in_todays_formats_are_secrets_without_a_secret_word() -> None:
+    # detect-secrets 1.5 knows only OpenAI's legacy format (the T3BlbkFJ marker): these passed.
+    keys = [
+        "sk-proj-Xq3vR8tLm2Nw9Kp4Zs7Yb1Hc6Jd0Fg5Ae_-Tu2Wo8Ri4Ql7Mn3Vx9Cy1",
+        "sk-svcacct-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kM9nP2rS5",
+        "sk-admin-Zy8xW7vU6tS5rQ4pO3nM2lK1jI0hG9fE8dC7bA6",
+        "sk-ant-api03-Xq3vR8tLm2Nw9Kp4Zs7Yb1Hc6Jd0Fg5Ae-Tu2Wo8Ri4Ql7Mn3Vx9Cy1AA",
+        "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+        "hf_XqvRtLmNwKpZsYbHcJdFgAeTuWoRiQlMnVx",
+    ]
+    for key in keys:
+        text = f"here, use {key} for the demo."
+        assert [s.kind for s in find_secrets(text)] == ["Model provider API key"], key
+        assert redact(text) == "here, use [REDACTED Model provider API key] for the demo."
+    for text in ["ask-project manager", "task-admin-panel is open", "the sk-proj folder"]:
+        assert find_secrets(text) == [], text
+
+
 def test_ordinary_text_holds_no_secret() -> None:
     for text in [
         "I live in Berlin and I was born in 1985.",

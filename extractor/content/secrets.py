@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import BasePlugin
+from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 from stdnum import iban, luhn
 
 #: detect-secrets plugins left out: entropy detectors flag ordinary words in prose, and a
@@ -61,6 +61,22 @@ _NOT_A_VALUE = re.compile(
 )
 
 
+class ModelProviderKeyDetector(RegexBasedDetector):
+    """API keys of model providers in the formats they issue today, which detect-secrets 1.5
+    does not know: its OpenAI detector needs the ``T3BlbkFJ`` marker of the legacy format, so
+    project, service-account and admin keys (``sk-proj-...``, ``sk-svcacct-...``,
+    ``sk-admin-...``) pass; Anthropic (``sk-ant-...``), Google (``AIza...``) and Hugging Face
+    (``hf_...``) keys have no detector. A detect-secrets plugin, so it runs beside its own."""
+
+    secret_type = "Model provider API key"
+    denylist = (
+        re.compile(r"(?<![\w-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+        re.compile(r"(?<![\w-])sk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_-]{20,}"),
+        re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])"),
+        re.compile(r"(?<![\w-])hf_[A-Za-z0-9]{30,}(?![\w-])"),
+    )
+
+
 @dataclass(frozen=True)
 class Secret:
     """One secret found: what kind, and where (offsets into the text searched)."""
@@ -74,7 +90,8 @@ class Secret:
 def _plugins() -> tuple[BasePlugin, ...]:
     mapping: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
     classes = sorted(mapping.values(), key=lambda c: c.__name__)
-    return tuple(c() for c in classes if c.__name__ not in _SKIPPED_PLUGINS)
+    own = (ModelProviderKeyDetector(),)
+    return tuple(c() for c in classes if c.__name__ not in _SKIPPED_PLUGINS) + own
 
 
 def find_secrets(text: str) -> list[Secret]:
@@ -161,4 +178,4 @@ def redact(text: str, secrets: list[Secret] | None = None) -> str:
     return text
 
 
-__all__ = ["Secret", "find_secrets", "redact"]
+__all__ = ["ModelProviderKeyDetector", "Secret", "find_secrets", "redact"]
