@@ -1,0 +1,55 @@
+"""The labelled real-chat samples (evalsets/offline-real) are complete, and the evaluation page
+reports what their labels give: a relabelled line or a new round changes the page or fails here."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "evalsets" / "offline-real"
+RUBRIC = {
+    "sensible",
+    "not_about_user",
+    "not_self_contained",
+    "unfaithful",
+    "wrong_time",
+    "not_lasting",
+    "harmful_unflagged",
+}
+ROUNDS = sorted(SAMPLES.glob("round*.jsonl"))
+
+
+@pytest.mark.parametrize("path", ROUNDS, ids=lambda p: p.stem)
+def test_every_candidate_of_a_round_has_one_rubric_label(path: Path) -> None:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 300
+    assert len({r["key"] for r in rows}) == 300
+    assert {r["label"] for r in rows} <= RUBRIC
+    per_set: dict[str, int] = {}
+    for r in rows:
+        per_set[r["dataset"]] = per_set.get(r["dataset"], 0) + 1
+    assert per_set == {"locomo": 75, "memorybank": 75, "persona-chat": 75, "hh-rlhf": 75}
+    assert len({r["model"] for r in rows}) == 1
+
+
+@pytest.mark.parametrize("name", ["round3", "round4"])
+def test_the_evaluation_page_reports_the_rate_the_labels_give(name: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(SAMPLES / "sample.py"), "rate", str(SAMPLES / f"{name}.jsonl")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    overall = re.search(
+        r"^all\s+(\d+)/(\d+)\s+([\d.]+)%\s+\(95% ([\d.]+)-([\d.]+)\)", done.stdout, re.M
+    )
+    assert overall, done.stdout
+    k, n, rate, low, high = overall.groups()
+    page = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    assert f"{k}/{n} = {rate}% [{low}, {high}]" in page
