@@ -270,7 +270,7 @@ _BARE_NEGATION = re.compile(
     r"(?:won't|will never|would never|wouldn't|never) believe|"
     r"(?:didn't|did not) (?:know|realize)(?= (?:that|you|he|she|they|it|there|my|your)\b)|"
     r"(?:didn't|did not|never) (?:think|thought|expect|expected|imagine|imagined)"
-    r"(?= (?:i|i'd|i would|that i|it would)\b)|"
+    r"(?= (?:i|i'd|i would|that i|it would|they|they'd|they would|he|she|we|you|the user|user)\b)|"
     r"wish (?:i|we) (?:wasn't|weren't|didn't|hadn't|was not|were not|did not|had not)|"
     r"(?:^|[.!?:\x22“]\s*)(?:isn't|aren't|wasn't|don't|doesn't|didn't|wouldn't|won't|haven't|"
     r"hasn't|can't|shouldn't)\b[^.!?]*\?)|"
@@ -710,7 +710,8 @@ WEAK = _wordset(
     feel feels felt think know try tries tried use used work works worked working time times
     day days year years week weeks month months good great nice bad fun new old big small
     little favorite favourite best better lot people thing way really always usually often
-    sometimes now currently recently today soon also well happy pretty kind sure able
+    sometimes now currently recently today soon also well happy pretty kind sure able prefer
+    prefers preferred
     """
 )
 
