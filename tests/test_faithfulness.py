@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -229,8 +231,13 @@ def test_the_hand_labels_are_of_held_out_pairs_and_use_the_rubric() -> None:
     import json
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "evalsets" / "faithfulness" / "heldout-rejected-50.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    folder = Path(__file__).parents[1] / "evalsets" / "faithfulness"
+    for name in ("heldout-rejected-50.jsonl", "heldout-rejected-50-r2.jsonl"):
+        text = (folder / name).read_text(encoding="utf-8")
+        _check_hand_labels([json.loads(line) for line in text.splitlines()])
+
+
+def _check_hand_labels(rows: list[dict[str, Any]]) -> None:
     assert len(rows) == 50
     assert all(row["line"] % 2 == 0 for row in rows)  # the held-out half: even lines
     assert {row["label"] for row in rows} <= {
@@ -301,3 +308,10 @@ def test_still_is_not_used_to_and_no_denies_the_question() -> None:
     turn = "No i haven't, do you recommend it? Since i play first person shooters"
     assert finding(turn, turn, "I have played Counter Strike.", asked) == "NEGATION_DROPPED"
     assert finding(turn, turn, "I would like to play Counter Strike.", asked) is None
+
+
+def test_the_offline_models_wordings_pass() -> None:
+    # found by tests/test_offline_properties.py on MSC and HH-RLHF chats
+    turn = "I didn't think I would like running but I actually do."
+    assert finding(turn, turn, "User didn't think they would like running.") is None
+    assert finding("Use", "Use", "User prefers that the assistant use.") is None
