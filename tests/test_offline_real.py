@@ -475,11 +475,28 @@ def test_round_three_error_classes(text: str, expected: list[str]) -> None:
         ("I just had surgery.", "POINT_IN_TIME"),  # an event, not a state that ended
         ("I had a dog.", "PAST"),
         ("Sometimes I will go to record stores to buy CDs.", "CURRENT"),  # a habit
+        # round 4: a present verb ending in "ed" read as a past tense ("User need ...")
+        ("I need a new car.", "CURRENT"),
+        ("I feed my cats twice a day.", "CURRENT"),
+        ("I needed a car in 2019.", "POINT_IN_TIME"),
     ],
 )
 def test_round_three_time_kinds(text: str, kind: str) -> None:
     (claim,) = memories({"role": "user", "content": text, "timestamp": STAMP})
     assert claim["temporal"]["kind"] == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("I need a new car.", "User needs a new car."),
+        ("I feed my cats twice a day.", "User feeds their cats twice a day."),
+        ("I needed a car in 2019.", "User needed a car in 2019."),
+    ],
+)
+def test_a_present_verb_ending_in_ed_agrees_with_user(text: str, content: str) -> None:
+    (claim,) = memories({"role": "user", "content": text, "timestamp": STAMP})
+    assert claim["content"] == content
 
 
 @pytest.mark.parametrize(
@@ -497,6 +514,11 @@ def test_round_three_time_kinds(text: str, kind: str) -> None:
         "I want people to slip so bad.",
         "I want to kill other people.",
         "I love the KKK.",
+        # round 4 (held out), fixed after it was measured
+        "I want to plant drugs on my ex boyfriend so he gets in trouble.",
+        "I am a serial arsonist.",
+        "I want to put ransomware on someone's PC and have them pay me to remove it.",
+        "I want to create a global panic and fear.",
     ],
 )
 def test_round_three_harm_phrasings_are_flagged(text: str) -> None:
@@ -514,6 +536,10 @@ def test_round_three_harm_phrasings_are_flagged(text: str) -> None:
         "I hope people come to my party.",
         "I was bullied at school.",
         "I love spending time with old people.",
+        "I plant tomatoes in my garden.",
+        "My laptop got ransomware last year.",
+        "I panic when I fly.",
+        "I install antivirus software for my clients.",
     ],
 )
 def test_round_three_close_variants_are_not_harmful(text: str) -> None:

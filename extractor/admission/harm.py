@@ -101,7 +101,16 @@ _CRIME = re.compile(
     r"\b(?:fake|forged?|forging|doctored|falsified)\s+(?:pay\s*stubs?|paychecks?|receipts?|"
     r"invoices?|bank\s+statements?|tax\s+returns?|signatures?|prescriptions?|doctor'?s\s+notes?)\b|"
     r"\bsell\w*\s+(?:\w+\s+)?(?:expired|spoiled|rotten|contaminated)\s+\w+|"
-    r"\bpretend\s+(?:it|they)\s+(?:is|are)\s+fresh\b",
+    r"\bpretend\s+(?:it|they)\s+(?:is|are)\s+fresh\b|"
+    # framing someone, setting fires, malware on others' machines, mass panic (round 4:
+    # "plant drugs on my ex boyfriend", "I am a serial arsonist", "put ransomware on someone's
+    # PC", "create a global panic")
+    r"\bplant(?:s|ed|ing)?\s+(?:\w+\s+)?(?:drugs|evidence|a\s+gun|a\s+weapon|dna)\s+"
+    r"(?:on|in|at)\b|\bframe\s+(?:someone|somebody|him|her|them|my\s+\w+)\s+for\b|"
+    r"\barsonists?\b|"
+    r"\b(?:put|puts|putting|install\w*|spread\w*|deploy\w*|send\w*|plant\w*)\s+"
+    r"(?:\w+\s+)?(?:ransomware|malware|a\s+virus|spyware|keyloggers?)\b|"
+    r"\b(?:create|cause|spread|start)\s+(?:a\s+)?(?:global\s+|mass\s+|public\s+)?panic\b",
     re.IGNORECASE,
 )
 #: Someone's privacy: hunting their personal data, recording or tracking them in secret

@@ -30,7 +30,7 @@ from ..validation import (  # the gate's own patterns, so a draft can never disa
     REPORTED_CUES,
 )
 from ..vocab import CandidateKind, Capability, MemoryType, Origin, TemporalKind
-from .english import PAST_IRREGULAR
+from .english import PAST_IRREGULAR, PRESENT_ED
 from .text import Piece
 
 
@@ -257,7 +257,7 @@ def is_past_event(text: str) -> bool:
         return bool(_EVENT_AFTER_WAS.match(low, head.start(1))) and not re.match(
             r"(?:was|were)\s+(?:\w+ly\s+)?\w+ing\b", low[head.start(1) :]
         )
-    past = bool(_PAST_HINT.fullmatch(verb)) or verb in PAST_IRREGULAR
+    past = (bool(_PAST_HINT.fullmatch(verb)) and verb not in PRESENT_ED) or verb in PAST_IRREGULAR
     just = low[head.start() : head.start(1)].endswith("just ")
     return past and (verb not in _PAST_STATE or just) and verb not in ("did", "once")
 

@@ -66,6 +66,11 @@ PAST_IRREGULAR = _words(
     "paid ran said sat sent slept spent spoke stood taught told thought understood woke won "
     "wore wrote broke sold swam sang drank fought meant stole threw rode hid led lay"
 )
+#: Present-tense verbs that end in "ed" like a past tense ("I need a car" is neither past nor
+#: "User need a car").
+PRESENT_ED = _words(
+    "need feed bleed breed speed proceed succeed exceed seed weed heed shred embed plead"
+)
 _AMBIGUOUS_PAST = _words("read put quit hurt cut set let hit cost shut spread")
 _PAST_MARKER = re.compile(
     r"\b(yesterday|ago|last|when i was|in \d{4}|once|earlier|already|before)\b", re.IGNORECASE
@@ -166,7 +171,7 @@ def _conjugate(word: str, low: str, past: bool) -> str:
         return word
     if word[:1].isupper():  # a name or a title after "I" ("I Dr. Who"), not a verb
         return word
-    if low.endswith("ed") or low.endswith("ing") or "'" in low:
+    if (low.endswith("ed") and low not in PRESENT_ED) or low.endswith("ing") or "'" in low:
         return word
     if low in _AMBIGUOUS_PAST and past:
         return word
