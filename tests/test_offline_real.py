@@ -425,6 +425,12 @@ def test_round_three_quote_must_hold_the_noun_the_reply_names() -> None:
         ("Just my fur babies.", []),
         ("my manager said.", []),
         ("My manager said I did well.", ["User's manager said they did well."]),
+        # what was reported before the reporter: the claim is the whole sentence, reporter kept
+        (
+            "Q3 revenue was $44 million, my manager said.",
+            ["Q3 revenue was $44 million, User's manager said."],
+        ),
+        ("I like tea. My mom told me.", ["User likes tea."]),
         ("I haven't read that yet", []),
         ("I hiked this last year!", []),
         ("I don't remember what it's called.", []),

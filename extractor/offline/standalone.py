@@ -136,6 +136,20 @@ _VAGUE = re.compile(
 #: A time or condition clause with no main clause ("While I look for investors.", "when I get
 #: out"; a reason clause, "since I'm diabetic", does assert its content), a dangling
 #: infinitive ("I would like to."), "but yes".
+#: A reporter with nothing reported ("my manager said."): a fragment alone, the end of the
+#: claim when what was reported comes before it in the sentence ("Q3 revenue was $44 million,
+#: my manager said.").
+_BARE_REPORTER = (
+    r"^(?!(?:like|as|just)\b)(?:[\w'’]+\s+){1,3}(?:said|says|told\s+(?:me|us)|mentioned|"
+    r"suggested)\W*$"
+)
+
+
+def bare_reporter(text: str) -> bool:
+    """``text`` is only a reporter ("my manager said."), with what was reported elsewhere."""
+    return re.search(_BARE_REPORTER, text, re.IGNORECASE) is not None
+
+
 _FRAGMENT = re.compile(
     _LEAD + r"(?:while|whereas|unless|until|when|whenever|if|once)\b"
     r"(?!.*,)(?:\s+[\w'’]+){1,6}\W*$|"
@@ -151,8 +165,7 @@ _FRAGMENT = re.compile(
     # an answer with no verb ("Just my fur babies.")
     r"^(?:just|only|mostly|probably)\s+(?:my|our)(?:\s+[\w'’-]+){1,3}\W*$|"
     # reported speech with nothing reported ("my manager said.", "My mom told me.")
-    r"^(?!(?:like|as|just)\b)(?:[\w'’]+\s+){1,3}(?:said|says|told\s+(?:me|us)|mentioned|"
-    r"suggested)\W*$",
+    + _BARE_REPORTER,
     re.IGNORECASE,
 )
 

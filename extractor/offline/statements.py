@@ -41,7 +41,14 @@ from .draft import (
 )
 from .english import finish, third_person, tidy
 from .entities import entities_in
-from .standalone import holds_referent, leans_on_words, needs_the_chat, passes, resolve
+from .standalone import (
+    bare_reporter,
+    holds_referent,
+    leans_on_words,
+    needs_the_chat,
+    passes,
+    resolve,
+)
 from .text import Piece, clauses, sentences, strip_opener
 
 _FIRST_PERSON = re.compile(
@@ -562,9 +569,12 @@ _STANDALONE_CHECKED = (MemoryType.WORLD_PROPOSITION, MemoryType.PREFERENCE)
 def _widened(piece: Piece, message: Message, lead: int | None) -> Piece | None:
     """``piece`` widened back to ``lead``, when the text before it stands on its own and the
     whole is short enough to be one memory."""
-    if lead is None or lead >= piece.start or not leans_on_words(piece.text):
+    reporter = bare_reporter(piece.text)  # "..., my manager said.": what was said is before
+    if lead is None or lead >= piece.start or not (reporter or leans_on_words(piece.text)):
         return None
     before = message.text[lead : piece.start].strip()
+    if reporter and not before.endswith((",", ":")):
+        return None
     if not before or needs_the_chat(before) or has_placeholder(before):
         return None
     if (
