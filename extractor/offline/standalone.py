@@ -165,7 +165,7 @@ _FRAGMENT = re.compile(
     # an answer with no verb ("Just my fur babies.")
     r"^(?:just|only|mostly|probably)\s+(?:my|our)(?:\s+[\w'’-]+){1,3}\W*$|"
     # reported speech with nothing reported ("my manager said.", "My mom told me.")
-     + _BARE_REPORTER,
+    f"{_BARE_REPORTER}",
     re.IGNORECASE,
 )
 
