@@ -88,6 +88,22 @@ def test_output_always_passes_the_gate(conv: Conversation, allow_system: bool) -
     _assert_ok(conv, allow_system_sources=allow_system)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # found by the property above: the "(approximately)" note after "。" was a sentence of
+        # its own, which the gate rejected as CONTENT_UNSUPPORTED
+        "My manager is Alice ish 5 我住在北京。",
+        "My manager is Alice ish 5 我住在北京！",
+        "I think my manager is Alice, about 5 years now 我住在北京？",
+    ],
+)
+def test_an_uncertainty_note_after_a_non_latin_stop_passes_the_gate(text: str) -> None:
+    conv = conversation_from_data({"id": "h", "messages": [{"role": "user", "content": text}]})
+    out = _assert_ok(conv)
+    assert any(c["memory_type"] == "WORLD_PROPOSITION" for c in out["candidates"])
+
+
 @settings(max_examples=examples(100), deadline=None)
 @given(conv=_conversation)
 def test_every_span_is_the_transcript_text_and_never_a_placeholder(conv: Conversation) -> None:

@@ -143,7 +143,9 @@ def keep_uncertainty(quote: str, content: str) -> str:
     ]
     if not missing:
         return content
-    body = content.rstrip(".!?… ")
+    # the note joins the last sentence, whatever script ends it ("... 我住在北京。" too): after
+    # a sentence stop it would be a sentence of its own that claims nothing its quote says
+    body = content.rstrip(".!?…。！？｡ ")
     return f"{body} ({', '.join(missing)})."
 
 
