@@ -3,6 +3,7 @@ reports what their labels give: a relabelled line or a new round changes the pag
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -13,15 +14,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "evalsets" / "offline-real"
-RUBRIC = {
-    "sensible",
-    "not_about_user",
-    "not_self_contained",
-    "unfaithful",
-    "wrong_time",
-    "not_lasting",
-    "harmful_unflagged",
-}
+_spec = importlib.util.spec_from_file_location("offline_real_sample", SAMPLES / "sample.py")
+assert _spec is not None and _spec.loader is not None
+_sample = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_sample)
+RUBRIC = set(_sample.LABELS)  # the labels sample.py rates by, not a second copy
 ROUNDS = sorted(SAMPLES.glob("round*.jsonl"))
 
 
