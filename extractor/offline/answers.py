@@ -144,14 +144,10 @@ def asked_in(previous: Message | None) -> str | None:
 def replied_to(previous: Message | None) -> str | None:
     """The other speaker's last sentence before the user's message (the last two when the last
     is short), verbatim, when it can be quoted as what a reply answers."""
-    if previous is None or previous.role is not Role.ASSISTANT or is_injection(previous.text):
+    found = _last_sentence(previous)
+    if found is None or previous is None:
         return None
-    pieces = sentences(previous)
-    if not pieces:
-        return None
-    last = strip_opener(pieces[-1])
-    if last is None:
-        return None
+    pieces, last = found
     text = last.text.strip()
     if len(text.split()) < 5 and len(pieces) > 1:
         # "Cats can be tricky, can't they? But so adorable.": a short last sentence leans on
@@ -164,20 +160,28 @@ def replied_to(previous: Message | None) -> str | None:
     return text
 
 
-#: The longest sentence quoted as what a reply answers.
-MAX_REPLIED_WORDS = 30
-
-
-def _question(previous: Message | None) -> str | None:
-    """The question the other speaker ended on, when it is put to the user."""
+def _last_sentence(previous: Message | None) -> tuple[list[Piece], Piece] | None:
+    """The other speaker's sentences and its last one without its opener, or ``None`` when
+    ``previous`` is not a plain assistant message or has no sentence to answer."""
     if previous is None or previous.role is not Role.ASSISTANT or is_injection(previous.text):
         return None
     pieces = sentences(previous)
     if not pieces:
         return None
     last = strip_opener(pieces[-1])
-    if last is None:
+    return None if last is None else (pieces, last)
+
+
+#: The longest sentence quoted as what a reply answers.
+MAX_REPLIED_WORDS = 30
+
+
+def _question(previous: Message | None) -> str | None:
+    """The question the other speaker ended on, when it is put to the user."""
+    found = _last_sentence(previous)
+    if found is None:
         return None
+    _, last = found
     parts = clauses(last)
     text = parts[-1].text if parts else last.text
     text = re.sub(r"^(?:and|so|but|also|well|then)\s+", "", text, flags=re.IGNORECASE)
