@@ -5,8 +5,11 @@ what it recommends works where the defaults fail. Plus the opt-in test against a
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
+import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +23,14 @@ from hypothesis import strategies as st
 from extractor.cli import cli
 from extractor.clients.openai_client import OpenAIClient
 from extractor.doctor import DoctorReport, ModeCheck, Speeds, check_server, preflight, recommend
+from extractor.doctor.probe import GENERATION_PROMPT
 from extractor.doctor.recommend import (
     MAX_RECOMMENDED_TIMEOUT,
     MIN_CHUNK_CHARS,
     worst_case_seconds,
 )
 from extractor.errors import ModeUnsupported, PromptNotDelivered
-from extractor.mockserver import MockServer
+from extractor.mockserver import MockServer, Reply
 
 RUN = cli.commands["run"]
 RUN_OPTIONS = {p.opts[0] for p in RUN.params if isinstance(p, click.Option)}
@@ -98,23 +102,103 @@ def test_recommended_options_all_exist_on_extractor_run() -> None:
     assert ctx.params["system_as_user"] is True
 
 
-# The doctor times a server: its delays are a second, so that what a loaded machine adds to a
-# request (tenths of a second) does not turn one measurement into another. (Each of the
-# doctor's ~20 requests waits for them: longer delays would cost minutes of wall time.)
-def test_prompt_speed_and_a_single_slot_are_measured() -> None:
-    # the long probe has ~1,040 more prompt tokens: ~1 s more to read
-    with MockServer(prompt_rate=1_000, latency=1.0, slots=1) as server:
-        report = asyncio.run(check_server(base_url=server.base_url, model="mock"))
-    rate = report.speeds.prompt_tokens_per_s
-    assert rate is not None and 100 < rate < 2_000
+class VirtualClock:
+    """Seconds that pass only when a server says so: the doctor's clock (``check_server``'s
+    ``clock``), moved by :class:`PacedServer`."""
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self._lock:
+            return self._now
+
+    def reach(self, moment: float) -> None:
+        with self._lock:
+            self._now = max(self._now, moment)
+
+
+class PacedServer(MockServer):
+    """The mock server, taking what a server that reads ``prompt_rate`` prompt tokens a second
+    and generates a token every ``token_latency`` seconds, after a ``latency``, would take --
+    on ``clock``, not in real time, so no measurement depends on the machine's speed.
+
+    An answer starts when its request arrives (``slots=1``: when the one before it ended) and
+    moves the clock to its end. The doctor sends the same counting request alone and then two
+    at once: on a server with parallel slots the pair is held until both requests have arrived
+    (an event; the ceiling only keeps a broken doctor from hanging the test), so both start at
+    the same moment, as they would on a real server.
+    """
+
+    def __init__(
+        self,
+        clock: VirtualClock,
+        *,
+        latency: float,
+        prompt_rate: float,
+        token_latency: float = 0.0,
+        slots: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.clock = clock
+        self.pace = (latency, prompt_rate, token_latency)
+        self.single_slot = slots == 1
+        self.one_at_a_time = threading.Lock()
+        self.pair = threading.Barrier(2)
+        self.counting = itertools.count()
+
+    def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        if method != "POST":
+            return super().handle(method, path, headers, body)
+        if self.single_slot:
+            with self.one_at_a_time:
+                return self._paced(self.clock(), method, path, headers, body)
+        started = self.clock()
+        if self._held(body):
+            self.pair.wait(timeout=120)
+        return self._paced(started, method, path, headers, body)
+
+    def _held(self, body: bytes) -> bool:
+        """The second and third counting requests: the pair the doctor sends at once."""
+        if json.loads(body)["messages"][-1]["content"] != GENERATION_PROMPT:
+            return False
+        return next(self.counting) >= 1
+
+    def _paced(
+        self, started: float, method: str, path: str, headers: Mapping[str, str], body: bytes
+    ) -> Reply:
+        reply = super().handle(method, path, headers, body)
+        latency, prompt_rate, token_latency = self.pace
+        usage = reply.body["usage"]
+        took = latency + usage["prompt_tokens"] / prompt_rate
+        self.clock.reach(started + took + token_latency * usage["completion_tokens"])
+        return reply
+
+
+def paced_check(**pace: Any) -> DoctorReport:
+    clock = VirtualClock()
+    with PacedServer(clock, **pace) as server:
+        return asyncio.run(check_server(base_url=server.base_url, model="mock", clock=clock))
+
+
+def test_prompt_and_generation_speed_and_a_single_slot_are_measured() -> None:
+    report = paced_check(latency=1.0, prompt_rate=1_000, token_latency=0.01, slots=1)
+    # the long probe has ~1,040 more prompt tokens than the short one, read at 1,000 a second;
+    # the counting probe generates its 64 tokens at 100 a second (its few more prompt tokens
+    # than the short probe's count as generation: 99.4)
+    assert report.speeds.prompt_tokens_per_s == pytest.approx(1_000, abs=0.1)
+    assert report.speeds.generation_tokens_per_s == pytest.approx(100, rel=0.01)
+    assert report.speeds.round_trip_s is not None and 1.0 < report.speeds.round_trip_s < 1.1
     assert report.speeds.single_slot is True
     assert report.recommendation is not None and report.recommendation.concurrency == 1
+    assert all(c.seconds is not None and c.seconds > 1.0 for c in report.modes)
 
 
 def test_parallel_slots_are_told_apart() -> None:
-    with MockServer(latency=1.0) as server:
-        report = asyncio.run(check_server(base_url=server.base_url, model="mock"))
+    report = paced_check(latency=1.0, prompt_rate=1_000, token_latency=0.01)
     assert report.speeds.single_slot is False
+    assert report.recommendation is not None and report.recommendation.concurrency > 1
 
 
 def test_an_unreachable_server_is_a_problem_not_a_crash() -> None:

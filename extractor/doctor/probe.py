@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import openai
 
@@ -33,8 +33,6 @@ from ..prompts import Prompt, load_prompt
 from ..validation import ValidationOptions
 from .models import DoctorReport, ModeCheck, ModeOutcome, Speeds
 from .recommend import PREFERENCE, recommend
-
-T = TypeVar("T")
 
 #: A small conversation every mode is tried on.
 PROBE_CONVERSATION = {
@@ -64,10 +62,12 @@ async def check_server(
     api_key: str | None = None,
     timeout: float = DEFAULT_PROBE_TIMEOUT,
     chunk_chars: int = DEFAULT_MAX_CHUNK_CHARS,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> DoctorReport:
     """Check the server at ``base_url`` for ``model`` and recommend ``extractor run`` options.
 
-    Never raises for what the server does: every problem is in ``report.problems``.
+    Never raises for what the server does: every problem is in ``report.problems``. ``clock``
+    (seconds) times every request; a test passes a virtual one its server moves.
     """
     report = DoctorReport(base_url=base_url, model=model, local=is_local(base_url), reachable=False)
     sdk = openai.AsyncOpenAI(
@@ -76,12 +76,12 @@ async def check_server(
     async with sdk:
         if not await _reach(sdk, report):
             return report
-        probe = _Probe(sdk, model)
+        probe = _Probe(sdk, model, clock)
         report.system_prompt_delivered = await probe.system_prompt_delivered(report)
         system_as_user = report.system_prompt_delivered is False
         options = {"base_url": base_url, "api_key": api_key, "timeout": timeout}
         for mode in PREFERENCE:
-            report.modes.append(await _try_mode(model, mode, system_as_user, options))
+            report.modes.append(await _try_mode(model, mode, system_as_user, options, clock))
         report.speeds = await probe.speeds(report)
     report.recommendation = recommend(
         report.modes,
@@ -125,7 +125,11 @@ async def _reach(sdk: openai.AsyncOpenAI, report: DoctorReport) -> bool:
 
 
 async def _try_mode(
-    model: str, mode: str, system_as_user: bool, options: dict[str, Any]
+    model: str,
+    mode: str,
+    system_as_user: bool,
+    options: dict[str, Any],
+    clock: Callable[[], float],
 ) -> ModeCheck:
     """A small extraction in ``mode``: supported when the answer is a readable extraction."""
     client = OpenAIClient(
@@ -133,7 +137,7 @@ async def _try_mode(
         system_as_user=system_as_user, timeout_retries=0, max_rate_limit_retries=1, **options,
     )  # fmt: skip
     conversation = conversation_from_data(PROBE_CONVERSATION)
-    started = time.perf_counter()
+    started = clock()
     outcome: ModeOutcome
     try:
         async with client:
@@ -146,7 +150,7 @@ async def _try_mode(
         return ModeCheck(mode=mode, outcome="error", detail=str(exc))
     else:
         outcome, detail = _readable(result.output)
-    seconds = round(time.perf_counter() - started, 3)
+    seconds = round(clock() - started, 3)
     return ModeCheck(mode=mode, outcome=outcome, detail=detail, seconds=seconds)
 
 
@@ -159,19 +163,20 @@ def _readable(output: Any) -> tuple[ModeOutcome, str]:
 class _Probe:
     """Raw chat requests (no instructor) with timings."""
 
-    def __init__(self, sdk: openai.AsyncOpenAI, model: str) -> None:
+    def __init__(self, sdk: openai.AsyncOpenAI, model: str, clock: Callable[[], float]) -> None:
         self.sdk = sdk
         self.model = model
+        self.clock = clock
 
     async def chat(self, messages: list[dict[str, str]], max_tokens: int) -> tuple[Any, float]:
-        started = time.perf_counter()
+        started = self.clock()
         response = await self.sdk.chat.completions.create(
             model=self.model,
             messages=messages,  # type: ignore[arg-type]
             max_tokens=max_tokens,
             temperature=0.0,
         )
-        return response, time.perf_counter() - started
+        return response, self.clock() - started
 
     async def system_prompt_delivered(self, report: DoctorReport) -> bool | None:
         """The same request with and without a system prompt: is the difference counted?"""
@@ -207,11 +212,11 @@ class _Probe:
         long, read = await self.chat([{"role": "user", "content": LONG_PROMPT}], 1)
         counting = [{"role": "user", "content": GENERATION_PROMPT}]
         generated, alone = await self.chat(counting, GENERATION_TOKENS)
-        _, together = await _timed(
-            lambda: asyncio.gather(
-                self.chat(counting, GENERATION_TOKENS), self.chat(counting, GENERATION_TOKENS)
-            )
+        started = self.clock()
+        await asyncio.gather(
+            self.chat(counting, GENERATION_TOKENS), self.chat(counting, GENERATION_TOKENS)
         )
+        together = self.clock() - started
         prompt_tokens = _tokens(long, "prompt") - _tokens(short, "prompt")
         produced = _tokens(generated, "completion")
         return Speeds(
@@ -220,12 +225,6 @@ class _Probe:
             round_trip_s=round(base, 3),
             single_slot=None if alone < MIN_TIMED else together > 1.6 * alone,
         )
-
-
-async def _timed(make: Callable[[], Awaitable[T]]) -> tuple[T, float]:
-    started = time.perf_counter()
-    value = await make()
-    return value, time.perf_counter() - started
 
 
 def _tokens(response: Any, kind: str) -> int:
