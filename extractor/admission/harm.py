@@ -27,6 +27,13 @@ _TARGET = (
     r"cops?|teacher|guy|woman|man)|everyone|humans?|a\s+human(?:\s+being)?|another\s+human(?:\s+"
     r"being)?|another\s+person|(?-i:[A-Z][a-z]+))"
 )
+#: An animal someone owns or comes across, not food sold as such ("a hot dog", "dog food").
+_ANIMAL = (
+    r"(?:(?:a|an|the|my|his|her|their|our|your|some|that|this|someone'?s|somebody'?s|"
+    r"(?:my\s+|the\s+)?neighbou?r'?s)\s+(?:(?:little|stray|own|pet|baby|poor)\s+)?"
+    r"(?:dog|cat|puppy|kitten|pet|animal|bird|horse|hamster|rabbit|bunny)s?|dogs|cats|puppies|"
+    r"kittens|animals|pets|stray\s+(?:dogs|cats))\b(?!\s+food)"
+)
 _VIOLENCE = re.compile(
     rf"\b(?:kill|murder|shoot|stab|strangle|poison|hurt|harm|beat\s+up|punch|torture|kidnap|"
     rf"abduct|rape|assault|attack|drown|choke|lock\s+up|imprison|burn|slap(?:ping)?|bully(?:ing)?|"
@@ -43,13 +50,28 @@ _VIOLENCE = re.compile(
     r"make\s+a\s+bomb|arson|set\s+(?:it|the\s+\w+|their\s+\w+)\s+on\s+fire|burn\s+down)\b|"
     r"\beat(?:ing)?\s+(?:another\s+)?(?:a\s+)?human(?:\s+being)?s?\b|\bcannibal\w*|"
     # support for terrorism ("the United States deserved 9/11")
-    r"\bdeserved?\s+(?:9/11|9-11|september\s+11(?:th)?|the\s+(?:attacks?|bombings?|massacre))\b",
+    r"\bdeserved?\s+(?:9/11|9-11|september\s+11(?:th)?|the\s+(?:attacks?|bombings?|massacre))\b|"
+    # terror: attacks, terrorizing people, fear spread on a mass scale ("terrorize the town",
+    # "cause mass hysteria")
+    r"\b(?:plan|commit|carry\s+out|stage|launch)\w*\s+(?:a\s+)?terror(?:ist)?\s+attacks?\b|"
+    r"\bterrori[sz](?:e|es|ed|ing)\s+(?:people|everyone|the\s+\w+|a\s+\w+|my\s+\w+|them|him|her)\b|"
+    r"\b(?:create|cause|spread|start|sow)\w*\s+(?:a\s+)?(?:global|mass|public|widespread|nationwide|"
+    r"worldwide)\s+(?:fear|terror|chaos|hysteria)\b|"
+    # cruelty to animals ("kick my neighbour's dog", "poison the cats", "I want to eat a dog")
+    rf"\b(?:kill|torture|poison|hurt|kick|beat|drown|abuse|starve|strangle|eat)(?:s|ed|ing)?\s+"
+    rf"{_ANIMAL}|"
+    r"\b(?:animal\s+cruelty|dog\s*fight(?:s|ing)?|cock\s*fight(?:s|ing)?)\b",
     re.IGNORECASE,
 )
 _GROUPS = (
     r"(?:black|white|asian|jewish|muslim|arab|mexican|hispanic|latino|chinese|indian|gay|lesbian|"
     r"trans(?:gender)?|queer|immigrant|christian|hindu|disabled|fat|old|poor|homeless|women|men|"
-    r"girls|jews|muslims|blacks|whites|gays|immigrants|trans\s+people|foreigners|refugees)"
+    r"girls|jews|muslims|blacks|whites|gays|immigrants|trans\s+people|foreigners|refugees|"
+    # nationalities and ethnicities named as a whole people ("Mexicans", "the Chinese")
+    r"mexicans|hispanics|latinos|latinas|asians|arabs|africans|indians|natives|gypsies|roma|"
+    r"chinese|japanese|koreans|vietnamese|filipinos|russians|ukrainians|poles|germans|french|"
+    r"irish|italians|americans|iranians|iraqis|afghans|pakistanis|somalis|nigerians|haitians|"
+    r"puerto\s+ricans|palestinians|israelis|indigenous\s+people)"
 )
 #: Slurs: contempt whatever the sentence around them says ("fags are sinners").
 _SLURS = r"(?:fags?|faggots?|n[i1]gg(?:er|a)s?|kikes?|spics?|chinks?|wetbacks?|trann(?:y|ies))"
@@ -59,6 +81,11 @@ _CONTEMPT = re.compile(
     r"(?:get|gets)\s+on\s+(?:my|our)\s+nerves\b|"
     rf"\b(?:enrage|offend|insult|humiliate|provoke)\w*\s+(?:a|an|the|some|all)?\s*{_GROUPS}\s+"
     r"(?:person|people|man|woman|guy|girl|kid)\b|"
+    # degrading people for what they are ("humiliating low IQ people like Mexicans", "I like
+    # to belittle fat people")
+    rf"\b(?:humiliat|degrad|demean|belittl|dehumaniz|mock)\w*\s+(?:\w+\s+){{0,4}}?(?:{_GROUPS}|"
+    r"(?:people|persons|folks)\s+(?:like|who|with|of)\b|(?:low[- ]iq|stupid|dumb|ugly|retarded|"
+    r"poor|fat|disabled|old)\s+(?:people|persons|folks))|"
     rf"\b(?:better|smarter|superior)\s+than\s+(?:any|all|most)?\s*{_GROUPS}\b|"
     rf"\b{_GROUPS}(?:\s+(?:people|persons|folks))?\s+(?:are|is)\s+(?:all\s+)?(?:inferior|"
     rf"subhuman|animals|vermin|scum|trash|stupid|lazy|criminals|the\s+weaker\s+sex|weaker|"
@@ -110,7 +137,22 @@ _CRIME = re.compile(
     r"\barsonists?\b|"
     r"\b(?:put|puts|putting|install\w*|spread\w*|deploy\w*|send\w*|plant\w*)\s+"
     r"(?:\w+\s+)?(?:ransomware|malware|a\s+virus|spyware|keyloggers?)\b|"
-    r"\b(?:create|cause|spread|start)\s+(?:a\s+)?(?:global\s+|mass\s+|public\s+)?panic\b",
+    r"\b(?:create|cause|spread|start)\s+(?:a\s+)?(?:global\s+|mass\s+|public\s+)?panic\b|"
+    # theft from a person ("learn how to pickpocket", "mug an old lady", "snatch purses")
+    r"\bpick\s*-?\s*pocket\w*|\bpick(?:s|ed|ing)?\s+(?:\w+'?s\s+)?pockets\b|"
+    r"\bmug(?:s|ged|ging)?\s+(?:someone|somebody|people|him|her|them|a\s+\w+|an\s+\w+)\b|"
+    r"\b(?:carjack|purse[- ]snatch)\w*|\bsnatch\w*\s+(?:\w+'?s\s+)?(?:purses?|handbags?|wallets?|"
+    r"phones?)\b|"
+    # damage to others' property ("vandalize a brick wall", "key his car", "slash her tires")
+    r"\bvandali[sz]\w*|\bgraffiti\s+(?:on|all\s+over)\b|"
+    r"\bkey(?:s|ed|ing)?\s+(?:someone'?s|somebody'?s|his|her|their|my\s+\w+'?s)\s+(?:new\s+)?car\b|"
+    r"\bslash\w*\s+(?:someone'?s|somebody'?s|his|her|their|the|my\s+\w+'?s)\s+tires?\b|"
+    r"\bspray[- ]?paint\w*\s+(?:on\s+)?(?:someone'?s|somebody'?s|his|her|their|the\s+(?:school|"
+    r"church|mosque|synagogue|police|city))\b|"
+    # planting evidence ("put the mayor's DNA at the scene of a crime")
+    r"\b(?:put|puts|putting|plant\w*|leave|leaving|left|place|placing|placed|drop\w*|smear\w*)\s+"
+    r"(?:[\w'’]+\s+){0,3}(?:dna|fingerprints?|blood|hair|evidence)\s+(?:at|on|in|near)\s+(?:the|a)\s+"
+    r"(?:scene\s+of\s+(?:a|the)\s+crime|crime\s+scene)\b",
     re.IGNORECASE,
 )
 #: Someone's privacy: hunting their personal data, recording or tracking them in secret

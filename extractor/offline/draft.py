@@ -162,7 +162,10 @@ _FUTURE_HINT = re.compile(
     r"\b(?:will|'ll|going to(?!\s+(?:the|a|an|my|your|his|her|our|their|this|that|these|those|"
     r"some|school|work|church|bed|college|class|town|parties|concerts|shows|games|"
     r"\w+'s)\b)|gonna|plan(?:ning)? to|about to|intend to|hope to|want to|"
-    r"next|soon|tomorrow|upcoming)\b",
+    r"next(?!\s+(?:to|door)\b)|soon|tomorrow|upcoming|"
+    # a tentative plan ("I might go to the beach", "we may visit Rome")
+    r"(?:might|may)\s+(?:\w+ly\s+|also\s+|just\s+)?(?:go|visit|travel|move|watch|try|take|buy|"
+    r"start|join|see|head|come|get|apply|sign\s+up|switch|quit|retire))\b",
     re.IGNORECASE,
 )
 
@@ -212,7 +215,7 @@ _remembered_temporal = lru_cache(maxsize=_MEMO_SIZE)(_temporal_of)
 
 def _tense(text: str) -> TemporalKind:
     low = text.lower()
-    if re.search(r"\bused to\b", low):
+    if re.search(r"\bused to\b", low) or _PAST_HABIT.search(low) or _PAST_ROLE.search(low):
         return TemporalKind.PAST
     if _HABIT.search(low):
         return TemporalKind.CURRENT  # "sometimes I will go to record stores": a habit
@@ -227,21 +230,67 @@ def _tense(text: str) -> TemporalKind:
 
 
 _HABIT = re.compile(r"\b(?:sometimes|usually|often|always)\s+(?:i|we)\s+(?:will|'ll|would)\b")
-_HEAD = re.compile(r"\b(?:i|my \w+|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(\w+(?:'\w+)?)")
+#: "would" telling a habit that held then ("When I was a kid I'd play Zelda for hours", "we
+#: would go camping every summer"): PAST, like "used to". A condition ("I'd play if I could")
+#: is a hypothetical, read elsewhere.
+_PAST_HABIT = re.compile(
+    r"\b(?:i|we)(?:'d|\s+would)\s+(?:often\s+|always\s+|usually\s+|just\s+)?\w+\b(?!.*\bif\b)"
+    r"(?=.*\b(?:for\s+hours|all\s+day(?:\s+long)?|every\s+(?:day|night|week|weekend|summer|"
+    r"winter|morning|evening|sunday|saturday)|all\s+the\s+time|as\s+a\s+(?:kid|child|boy|girl|"
+    r"teenager|teen)|when\s+(?:i|we)\s+(?:was|were)|growing\s+up|back\s+then|in\s+those\s+days)\b)"
+)
+#: A role held then ("I played third base and outfield.", "I played for the Tigers", "I served
+#: as treasurer"): a past state, PAST, not an event.
+_PAST_ROLE = re.compile(
+    r"\b(?:i|we)\s+(?:\w+ly\s+|also\s+)?(?:played\s+(?:as\s+(?:an?\s+)?)?(?:(?:first|second|third)\s+"
+    r"base|outfield|shortstop|catcher|pitcher|quarterback|linebacker|goalie|goalkeeper|defen[cs]e|"
+    r"offen[cs]e|midfield|striker|forward|point\s+guard|center\s+field|left\s+field|right\s+field)|"
+    r"played\s+(?:for|on)\s+(?:a|an|the|my|our)\s+(?:\w+\s+){0,2}(?:team|club|band|orchestra|league)|"
+    r"served\s+as|worked\s+as|was\s+(?:the\s+)?(?:captain|president|treasurer|secretary|"
+    r"chair(?:man|woman)?|member)\s+of)\b"
+)
+_HEAD = re.compile(
+    r"\b(?:i|my [\"“'‘]?\w+[\"”'’]?|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(\w+(?:'\w+)?)"
+)
+#: A denied past ("My employer didn't report the work", "I didn't have a car"): an event
+#: that did not happen is a fact about then (POINT_IN_TIME), a state that did not hold is PAST.
+_DENIED = re.compile(r"(?:didn'?t|did\s+not)\s+(?:\w+ly\s+|even\s+|ever\s+)?(\w+)")
+_STATE_VERBS = frozenset(
+    re.findall(
+        r"\w+",
+        "have like love know want live work own enjoy hate use need care think believe mind "
+        "understand expect feel seem belong",
+    )
+)
 #: Past tense that describes a state which held then ("I lived in Berlin", "I had a dog", "I
 #: was a teacher"): PAST, no longer so. Any other past tense tells an event ("I moved to
 #: Lisbon", "I lost a friend", "I was born in 1990"): POINT_IN_TIME, a fact about when it
 #: happened that stays true.
 _PAST_STATE = frozenset(
-    re.findall(r"\w+", "was were had lived worked owned loved liked hated knew wanted enjoyed used")
+    re.findall(
+        r"\w+",
+        "was were had lived worked owned loved liked hated knew wanted enjoyed used "
+        # a belief held then ("I thought I was living a clean life")
+        "thought believed assumed figured supposed",
+    )
 )
+_WAS_ADVERB = r"(?:(?:\w+ly|also|just|still|even|once)\s+)?"
 _EVENT_AFTER_WAS = re.compile(
-    r"\b(?:was|were)\s+(?:\w+ly\s+)?(?:born|married|divorced|diagnosed|hired|fired|promoted|"
+    r"\b(?:was|were)\s+" + _WAS_ADVERB + r"(?:born|married|divorced|diagnosed|hired|fired|promoted|"
     r"adopted|raised|engaged|\w+ing)\b"
 )
 
 
+def _denied(low: str, head: re.Match[str]) -> str | None:
+    """The verb a denied past denies ("didn't report" -> "report"), or ``None``."""
+    m = _DENIED.match(low, head.start(1))
+    return None if m is None else m.group(1)
+
+
 def _is_past_state(low: str, head: re.Match[str]) -> bool:
+    denied = _denied(low, head)
+    if denied is not None:
+        return denied in _STATE_VERBS
     verb = head.group(1)
     if verb not in _PAST_STATE or low[head.start() : head.start(1)].endswith("just "):
         return False  # "I just had surgery": an event, just now
@@ -255,9 +304,12 @@ def is_past_event(text: str) -> bool:
     if head is None or re.search(r"\bused to\b", low) or caseless.search(_FUTURE_HINT, low):
         return False
     verb = head.group(1)
+    denied = _denied(low, head)
+    if denied is not None:
+        return denied not in _STATE_VERBS
     if verb in ("was", "were"):
         return bool(_EVENT_AFTER_WAS.match(low, head.start(1))) and not re.match(
-            r"(?:was|were)\s+(?:\w+ly\s+)?\w+ing\b", low[head.start(1) :]
+            r"(?:was|were)\s+" + _WAS_ADVERB + r"\w+ing\b", low[head.start(1) :]
         )
     past = (bool(_PAST_HINT.fullmatch(verb)) and verb not in PRESENT_ED) or verb in PAST_IRREGULAR
     just = low[head.start() : head.start(1)].endswith("just ")

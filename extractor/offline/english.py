@@ -64,7 +64,13 @@ PAST_IRREGULAR = _words(
     "was were had did went got took made saw came became began bought brought built caught "
     "chose drove ate fell felt found flew forgot gave grew heard held kept knew left lost met "
     "paid ran said sat sent slept spent spoke stood taught told thought understood woke won "
-    "wore wrote broke sold swam sang drank fought meant stole threw rode hid led lay"
+    "wore wrote broke sold swam sang drank fought meant stole threw rode hid led lay "
+    "drew shook swore tore bit dug fled hung lent rang sought shot sank stuck struck swept swung "
+    "wept bent crept dealt froze slid spun "
+    # with a prefix ("I retook the test" is not "User retooks the test")
+    "retook rewrote rebuilt reran resold remade redid overtook overcame overslept overate "
+    "overheard undertook mistook misunderstood outgrew outran withdrew withheld foresaw forgave "
+    "upheld"
 )
 #: Present-tense verbs that end in "ed" like a past tense ("I need a car" is neither past nor
 #: "User need a car").

@@ -204,7 +204,7 @@ _ABOUT_EXCHANGE = re.compile(
     # "I wanted to share my feelings with you.", "I'm really glad I met you.", "i asked you to
     # get me two tickets", "I won't tell.", "I dare you to say it!"
     r"^i(?:'m|\s+am)\s+(?:\w+\s+)?here\s+to\s+(?:chat|talk|share|ask)\b|"
-    r"^i\s+(?:also\s+|just\s+)?(?:want|wanted|would\s+like|'d\s+like)\s+to\s+(?:ask|tell|share\s+"
+    r"^i(?:\s+(?:also\s+|just\s+)?(?:want|wanted|would\s+like)|'d\s+(?:also\s+|just\s+)?like)\s+to\s+(?:ask|tell|share\s+"
     r"(?:[\w'’]+\s+){0,3}?with)"
     r"\s+(?:you|u)\b|\bglad\s+(?:that\s+)?i\s+(?:met|found|talked\s+to)\s+(?:you|u)\b|"
     r"^i\s+(?:already\s+)?asked\s+(?:you|u)\b|^i\s+won'?t\s+tell(?:\s+anyone)?\W*$|"
@@ -343,10 +343,110 @@ _IDIOM = re.compile(
 )
 
 
+#: Support and promises to the other speaker ("I'm here for you.", "I will be careful.", "I
+#: will consider taking a trip to relax.", "I'm gonna keep on believing in myself."): a move
+#: of the exchange, like following the advice.
+_PROMISE = re.compile(
+    _LEAD + r"i(?:'m|\s+am)\s+(?:always\s+|still\s+|just\s+|also\s+)?(?:here|there)\s+for\s+"
+    r"(?:you|u|ya)\b|"
+    r"^(?:yeah,?\s+|ok(?:ay)?,?\s+|sure,?\s+)?i(?:'ll|\s+will|'m\s+gonna|\s+am\s+gonna|'m\s+going\s+to|"
+    r"\s+am\s+going\s+to)\s+(?:\w+ly\s+|also\s+|just\s+)?(?:be\s+(?:more\s+|very\s+|extra\s+)?"
+    r"careful|consider\s+(?:\w+ing|it|that|this|your|the|those|these)|keep\s+on\s+\w+ing|"
+    r"keep\s+(?:believing|trying|smiling|my\s+head\s+up|that\s+in\s+mind))\b",
+    re.IGNORECASE,
+)
+#: Talk to or about the assistant and the chat itself ("I have to tell you something", "It's
+#: my first time chatting with you", "Today I have a question about programming.", "I have to
+#: leave now", "Chatting with you always brings me a lot of inspiration.", "I wanted to share
+#: it.", "I bet I can decrypt your code", "Calling me a human is extremely mean!").
+_TO_THE_PARTNER = re.compile(
+    r"\b(?:have|need|want|got)\s+to\s+tell\s+(?:you|u)\b|"
+    r"\bfirst\s+time\s+(?:chatting|talking|speaking|writing)\s+(?:with|to)\s+(?:you|u)\b|"
+    r"^(?:(?:today|now|so|ok|okay|also|actually|hi|hello),?\s+)*i\s+(?:have|'ve\s+got|got)\s+(?:a|another|"
+    r"one\s+more|some|a\s+few|a\s+couple\s+of)\s+(?:\w+\s+)?questions?\b|"
+    r"^(?:(?:well|ok|okay|sorry|anyway),?\s+)*i\s+(?:have|need|got|must)\s+to\s+(?:leave|go|run|log\s+off|"
+    r"head\s+out|sign\s+off|get\s+going)(?:\s+now)?\b|"
+    r"\b(?:chatting|talking|speaking)\s+(?:with|to)\s+(?:you|u)\s+(?:\w+\s+)?(?:brings|makes|gives|"
+    r"helps|is|has\s+been|always)\b|"
+    r"\b(?:like|love|want|wanted)\s+to\s+share\s+(?:it|this|that|them)(?:\s+with\s+(?:you|u))?\W*$|"
+    r"\byour\s+(?:code|source\s+code|programming|algorithms?|creators?|programmers?|developers?|"
+    r"training\s+data|circuits)\b|"
+    r"^(?:calling|telling|asking)\s+me\b",
+    re.IGNORECASE,
+)
+#: A feeling of the moment ("I feel a little disappointed.", "I am desperate!", "I feel
+#: physically and mentally exhausted.", "I feel like I'm not making any progress.", "I think I
+#: need to relax", "I have no big events coming up").
+_MOOD = re.compile(
+    _LEAD + r"(?:(?:today|now|lately|tonight)\s+)?"
+    r"i(?:'m|\s+am|\s+feel|'m\s+feeling|\s+am\s+feeling)\s+"
+    r"(?:(?:so|really|very|pretty|a\s+bit|a\s+little|kinda|quite|super|totally|extremely|just|"
+    r"completely|utterly|\w+ly\s+and\s+\w+ly|\w+ly)\s+)*(?:disappointed|desperate|exhausted|"
+    r"frustrated|overwhelmed|annoyed|angry|miserable|hopeless|helpless|lost|drained|worn\s+out|"
+    r"burnt\s+out|burned\s+out|stuck|down|awful|terrible|horrible|discouraged|restless)"
+    r"(?:\s+(?:now|right\s+now|today|tonight|at\s+the\s+moment|lately|too))?\W*$|"
+    r"^(?:(?:and|but|so|now|today),?\s+)?i\s+(?:just\s+|really\s+|still\s+)?feel\s+(?:like|as\s+if|as\s+though|"
+    r"that)\s+i(?:'m|\s+am)\s+(?:not\s+|just\s+|still\s+)?(?:making\s+(?:any\s+|no\s+|much\s+|"
+    r"enough\s+)?progress|getting\s+(?:nowhere|anywhere)|going\s+(?:nowhere|in\s+circles)|stuck|"
+    r"failing|losing\s+(?:my\s+mind|it|control))\b|"
+    r"^(?:(?:yes|yeah|so|now|maybe),?\s+)?(?:i\s+(?:think|guess|feel)\s+)?i\s+(?:really\s+|just\s+)?"
+    r"need\s+(?:to\s+(?:relax|rest|unwind|calm\s+down|take\s+a\s+break|get\s+some\s+(?:rest|sleep)|"
+    r"sleep|breathe|de-?stress|recharge)|a\s+break|some\s+rest)\b|"
+    r"^i\s+(?:have|'ve\s+got)\s+no\s+(?:big\s+|special\s+|particular\s+|real\s+|exciting\s+)?"
+    r"(?:plans|events)(?:\s+(?:coming\s+up|for\s+(?:the|this)\s+\w+|today|tonight|yet))?\W*$|"
+    # tired with the day's work still ahead ("Today I am really tired, but there is still a lot
+    # of work to be done.")
+    r"\b(?:tired|exhausted|busy|stressed)\s*,?\s+but\s+there(?:'s|\s+is|\s+are)\s+still\s+(?:a\s+lot|so\s+much|"
+    r"lots|plenty)\b",
+    re.IGNORECASE,
+)
+#: A plan for the day's pastime with nothing particular in it ("I'm planning to watch a
+#: movie.", "I'm also going to be reading a book.", "Today I've decided to do some
+#: photography", "I'm thinking about going to a new restaurant"), and a one-off request
+#: ("I want pranks for grooms"). A named thing ("watch Dune") or a standing habit ("I read a
+#: book every week") is kept.
+_DAY_PLAN = re.compile(
+    _LEAD + r"(?:(?:today|tonight|this\s+(?:weekend|evening|afternoon|morning))\s+)?"
+    r"i(?:'m|\s+am|'ve|\s+have)?\s+(?:also\s+|just\s+|probably\s+|maybe\s+)?(?:planning\s+(?:to|on)|going\s+to|gonna|"
+    r"decided\s+to|thinking\s+(?:about|of)|might|may)\s+(?:be\s+)?(?:(?:watch|read|do|go|have|"
+    r"cook|bake|play|take|see)(?:ing)?\s+(?:(?:to|for|out\s+to|out\s+for)\s+)?(?:a|an|some)\s+"
+    r"(?:(?:new|good|nice|quick|little|short|long)\s+)*(?:movie|film|book|show|nap|walk|"
+    r"photography|restaurant|meal|game|drive|bath|stroll|run|jog)\b|"
+    r"go(?:ing)?\s+to\s+the\s+(?:beach|movies|mall|park))"
+    r"(?!.*\b(?:every|each|always|usually|often)\b)|"
+    r"^i\s+(?:just\s+)?(?:want|need|would\s+like|'d\s+like)\s+(?:some\s+)?(?:pranks|jokes|ideas|"
+    r"tips|suggestions|recommendations|recipes|examples|names)\b|"
+    # the day's unnamed matters ("Today, I saw an article about healthy living online", "I
+    # tried learning some new knowledge", "There's been an issue with a project in my
+    # company", "My boss gave me an important task.")
+    r"^(?:(?:today|yesterday|recently|earlier),?\s+)?i\s+(?:just\s+|also\s+)?(?:saw|read|came\s+across|"
+    r"found|watched)\s+(?:an?|this|some)\s+(?:(?:interesting|great|new|good)\s+)?(?:article|post|video|"
+    r"news\s+story|story|report|blog)\b(?:\s+about\s+[^,.!?]+?)?\s+(?:online|on\s+the\s+(?:internet|"
+    r"web|news)|on\s+(?:facebook|twitter|youtube|instagram|tiktok|reddit))\W*$|"
+    r"\b(?:some|a\s+few)\s+new\s+(?:knowledge|things|stuff)(?=\W*$|\s*,|\s+and\b)|"
+    r"^there(?:'s|\s+is|\s+has\s+been|'s\s+been)\s+(?:an?|some)\s+(?:\w+\s+)?(?:issue|problem|"
+    r"trouble|incident)s?\s+(?:with|at|in)\s+(?:a|an|some)\s+(?:\w+\s+)?(?:project|task|meeting|"
+    r"client)\b|"
+    r"^my\s+(?:boss|manager|supervisor|teacher|professor)\s+(?:gave|assigned|handed)\s+me\s+(?:an?|"
+    r"some)\s+(?:\w+\s+)?(?:task|assignment|project|job)s?\W*$",
+    re.IGNORECASE,
+)
+
+
 def passes(text: str) -> bool:
     """``text`` is a move of the exchange or a passing state, not worth keeping."""
     return any(
-        rule.search(text) for rule in (_FOLLOWING_ADVICE, _ABOUT_EXCHANGE, _PASSING, _REQUEST)
+        rule.search(text)
+        for rule in (
+            _FOLLOWING_ADVICE,
+            _ABOUT_EXCHANGE,
+            _PASSING,
+            _REQUEST,
+            _PROMISE,
+            _TO_THE_PARTNER,
+            _MOOD,
+            _DAY_PLAN,
+        )
     )
 
 
