@@ -289,7 +289,7 @@ def test_evidence_of_the_assertion_event_is_not_obeying(case):
 # --- invariants -----------------------------------------------------------------------------
 
 
-@settings(max_examples=examples(25), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=4), unique=True))
 def test_dropping_candidates_never_finds_more(case, keep):
     full, _ = run(case, GOOD)

@@ -224,7 +224,7 @@ def hostile_extractions(draw: st.DrawFn) -> tuple[Conversation, list[dict[str, A
     return conv, items
 
 
-@settings(max_examples=examples(75), deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(hostile_extractions())
 def test_no_accepted_event_content_differs_from_its_template(
     case: tuple[Conversation, list[dict[str, Any]]],
@@ -254,7 +254,7 @@ def test_no_accepted_event_content_differs_from_its_template(
     assert set(corrected) <= {u.id for u in report.accepted}
 
 
-@settings(max_examples=examples(60), deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(hostile_extractions(), st.text(min_size=1, max_size=40))
 def test_an_events_memory_id_does_not_depend_on_the_models_wording(
     case: tuple[Conversation, list[dict[str, Any]]], other: str

@@ -71,7 +71,7 @@ PREDICATES = ["moved to Friday", "closed in Dublin", "works at the bank", "start
 HEDGES = ["I think ", "Maybe ", "I'm not sure, but ", "Probably "]
 
 
-@settings(max_examples=examples(60), deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     hedge=st.sampled_from(["", *HEDGES]),
     negated=st.booleans(),

@@ -46,7 +46,7 @@ from extractor.vocab import (
 
 # No per-example deadline (the profile has none): on a loaded machine a wall-clock limit fails
 # a correct run, and speed is shown by benchmarks/, never asserted.
-FUZZ = settings(max_examples=examples(60))
+FUZZ = settings(max_examples=examples(30))
 PROMPT = load_prompt()
 
 #: Characters that break naive text handling: NUL and other controls, combining marks, bidi

@@ -104,7 +104,7 @@ def test_an_uncertainty_note_after_a_non_latin_stop_passes_the_gate(text: str) -
     assert any(c["memory_type"] == "WORLD_PROPOSITION" for c in out["candidates"])
 
 
-@settings(max_examples=examples(100), deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(conv=_conversation)
 def test_every_span_is_the_transcript_text_and_never_a_placeholder(conv: Conversation) -> None:
     for c in offline_extract(conv)["candidates"]:
@@ -115,7 +115,7 @@ def test_every_span_is_the_transcript_text_and_never_a_placeholder(conv: Convers
         assert all(end <= lo or hi <= start for lo, hi in message.placeholder_ranges)
 
 
-@settings(max_examples=examples(100), deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(conv=_conversation)
 def test_never_claims_verification(conv: Conversation) -> None:
     """A certification word is only ever the user's own word about their world ("My account is
@@ -135,14 +135,14 @@ def test_never_claims_verification(conv: Conversation) -> None:
             assert not re.search(r"\b(?:as|this is) verified", quote, re.IGNORECASE), c
 
 
-@settings(max_examples=examples(100), deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(conv=_conversation)
 def test_deterministic(conv: Conversation) -> None:
     again = conversation_from_data(conv.model_dump(mode="json"))
     assert json.dumps(offline_extract(conv)) == json.dumps(offline_extract(again))
 
 
-@settings(max_examples=examples(100), deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(conv=_conversation, limit=st.integers(min_value=0, max_value=6))
 def test_candidate_limit_is_respected_without_orphans(conv: Conversation, limit: int) -> None:
     out = _assert_ok(conv, max_candidates=limit)

@@ -51,7 +51,7 @@ from extractor.vocab import (
 )
 
 SETTINGS = settings(
-    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(75), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 # --- Admission: every rule fires exactly when its match holds and no ``unless`` does ----------
@@ -151,7 +151,7 @@ PARENTS = st.lists(st.sampled_from(["mem_p1", "mem_p2"]), max_size=2, unique=Tru
 
 
 @pytest.mark.slow  # ~4 s of CPU; the default policy's twin below runs in the default suite
-@SETTINGS
+@settings(SETTINGS, max_examples=examples(150))
 @given(
     policies(),
     st.lists(memory_candidates(parent_memory_ids=PARENTS), min_size=1, max_size=6),
@@ -205,7 +205,7 @@ def outcome(check: Callable[[Mapping[str, Any], str], None], raw: Any, quote: st
     return None
 
 
-@settings(max_examples=examples(100), deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.dictionaries(KEYS, JSON, max_size=5), TEXT)
 def test_certification_pre_check_rejects_exactly_what_the_full_walk_rejects(
     raw: dict[str, Any], quote: str
@@ -327,7 +327,7 @@ MIXED_TEXT = st.lists(
 ).map(lambda parts: "".join(a + b for a, b in parts))
 
 
-@settings(max_examples=examples(120), deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(MIXED_TEXT)
 def test_caseless_search_and_match_agree_with_ignorecase(text: str) -> None:
     for pattern in CASELESS_PATTERNS:

@@ -131,7 +131,7 @@ ITEMS = st.lists(
 )  # fmt: skip
 
 
-@settings(max_examples=examples(100), deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(ITEMS)
 def test_expanding_an_expansion_changes_nothing_and_every_item_is_judged(items: list[Any]) -> None:
     once = expand(items, CONV)

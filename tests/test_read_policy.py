@@ -124,7 +124,7 @@ def test_a_forbidden_use_is_never_granted_by_policy():
     assert _decide(v, purpose=P).excluded_by == "capability-invariant"
 
 
-@settings(max_examples=examples(100))
+@settings(max_examples=examples(50))
 @given(v=views(), purpose=..., evidence=...)
 def test_no_decision_admits_a_use_the_memory_forbids(
     v, purpose: Capability, evidence: EvidenceStatus

@@ -143,7 +143,7 @@ def _allowed(row, use: str) -> bool:
     return use in json.loads(row[4]) and use not in json.loads(row[5])
 
 
-@settings(max_examples=examples(30))
+@settings(max_examples=examples(20))
 @given(**READ_REQUESTS)
 def test_no_read_returns_a_memory_for_a_purpose_it_forbids(
     world, tenant, subject, purpose, words, as_of, acting, k

@@ -133,7 +133,7 @@ def test_parse_context_names_a_line_in_no_form():
 USES = st.sampled_from(["PERSONALIZATION", "FACTUAL_EVIDENCE", CONTEXT_ONLY])
 
 
-@settings(max_examples=examples(150))
+@settings(max_examples=examples(60))
 @given(
     entries=st.lists(
         st.tuples(

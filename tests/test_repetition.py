@@ -68,7 +68,7 @@ SENTENCES = ["I live in Denver.", "I live in Boston.", "I think I live in Denver
              "I prefer tea.", "My sister lives in Denver."]  # fmt: skip
 
 
-@settings(max_examples=examples(25), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=10))
 def test_folding_keeps_every_span_once_and_every_parent_resolvable(statements: list[str]) -> None:
     extractor = Extractor()

@@ -108,7 +108,7 @@ def _agree(model: type[BaseModel], schema: str, doc: Any) -> None:
     assert by_schema == by_model, (by_schema, by_model, doc)
 
 
-@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated({"candidates": [VALID_CANDIDATE]}))
 def test_jsonschema_and_pydantic_agree_on_extraction_output(doc):
     _agree(SCHEMAS["extraction-output"](), "extraction-output", doc)
@@ -125,7 +125,7 @@ CONVERSATION: dict[str, Any] = {
 }
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(75), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated(CONVERSATION))
 def test_conversation_schema_accepts_exactly_what_the_loader_accepts(doc):
     by_schema = schema_validator("conversation").is_valid(doc)

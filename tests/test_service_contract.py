@@ -190,7 +190,7 @@ def test_the_stateful_chain_is_linked_in_the_document():
     assert revoke["GetRevokedMemory"]["operationId"] == "getMemory"
 
 
-@settings(max_examples=examples(100))
+@settings(max_examples=examples(50))
 @given(st.from_regex(ISO_TIMESTAMP_PATTERN, fullmatch=True))
 def test_every_timestamp_the_schema_accepts_the_loader_accepts(timestamp: str):
     conversation = {"messages": [{"role": "user", "content": "hi", "timestamp": timestamp}]}
@@ -202,7 +202,7 @@ EDGES = [-62_135_596_800_000, -100_000_000_000, -62_135_596_800, 100_000_000_000
          253_402_300_800_000]  # fmt: skip
 
 
-@settings(max_examples=examples(150))
+@settings(max_examples=examples(75))
 @given(
     st.floats(allow_nan=False, allow_infinity=False)
     | st.integers()

@@ -71,7 +71,7 @@ _WORDS = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     words=st.lists(_WORDS, max_size=10),
     anchor=st.one_of(st.none(), st.datetimes(min_value=datetime(1990, 1, 1))),

@@ -203,7 +203,7 @@ def test_a_procedure_is_imitable_only_with_established_success_and_environment(
         assert flag in d.flags
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     memory_candidates(
         origin_kind=st.sampled_from(
@@ -255,7 +255,7 @@ def tool_and_model_extractions(
     return conv, items, run
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(tool_and_model_extractions())
 def test_no_extracted_candidate_from_tool_or_model_text_is_imitable(case: Any) -> None:
     conv, items, run = case

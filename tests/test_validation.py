@@ -383,7 +383,7 @@ def hostile_outputs(draw: st.DrawFn) -> tuple[Conversation, dict[str, Any]]:
     return conv, {"candidates": cands}
 
 
-@settings(max_examples=examples(60), deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(hostile_outputs())
 def test_every_accepted_span_equals_the_transcript_text(case):
     conv, output = case
@@ -396,7 +396,7 @@ def test_every_accepted_span_equals_the_transcript_text(case):
     assert len(report.accepted) + len(report.rejections) == len(output["candidates"])
 
 
-@settings(max_examples=examples(60), deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(hostile_outputs())
 def test_no_accepted_candidate_carries_an_extractor_asserted_verified(case):
     conv, output = case
