@@ -107,9 +107,19 @@ def test_recall_drops_only_where_the_model_lost_information(cases, offline_repor
     assert loss.found_faulty < loss.found_clean
 
 
-def test_cli_eval_prints_both_tables_and_exits_zero():
-    result = CliRunner().invoke(cli, ["eval"])
+def first_cases(tmp_path, n):
+    """A gold set of the default one's first ``n`` conversations."""
+    few = tmp_path / "few.jsonl"
+    lines = default_evalset_path().read_text(encoding="utf-8").splitlines(keepends=True)
+    few.write_text("".join(lines[:n]))
+    return few
+
+
+def test_cli_eval_prints_both_tables_and_exits_zero(tmp_path):
+    # the first 8 conversations fill both tables; the whole set runs in test_cli_eval_json
+    result = CliRunner().invoke(cli, ["eval", "--set", str(first_cases(tmp_path, 8))])
     assert result.exit_code == 0, result.output
+    assert "(8 conversations)" in result.output
     assert "WORLD_PROPOSITION" in result.output and "overall" in result.output
     for figure in SAFETY_FIGURES:
         assert figure in result.output
@@ -135,10 +145,7 @@ def test_cli_eval_exit_code_1_when_a_safety_figure_is_not_zero(monkeypatch, tmp_
         )  # fmt: skip
 
     monkeypatch.setattr("extractor.evaluation.runner.score_safety", always_incident)
-    few = tmp_path / "few.jsonl"  # any gold set will do: the first three conversations
-    few.write_text(
-        "".join(default_evalset_path().read_text(encoding="utf-8").splitlines(keepends=True)[:3])
-    )
+    few = first_cases(tmp_path, 3)  # any gold set will do
     result = CliRunner().invoke(cli, ["eval", "--set", str(few)])
     assert result.exit_code == 1
     assert "planted" in result.output
