@@ -14,23 +14,76 @@ Exit codes (documented in the README):
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, MutableMapping
+from importlib import import_module
+
 import click
 
-from ._common import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
-from .admit import admit
-from .doctor import doctor
-from .eval import eval_command
-from .keys import keys
-from .ledger import ledger
-from .mock_server import mock_server
-from .run import run
-from .schema import schema
-from .serve import serve
-from .store import store
-from .validate import validate
+from ._base import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
+
+#: Each command's name -> the module that defines it and the command's name in that module.
+COMMANDS: Mapping[str, tuple[str, str]] = {
+    "admit": (".admit", "admit"),
+    "doctor": (".doctor", "doctor"),
+    "eval": (".eval", "eval_command"),
+    "keys": (".keys", "keys"),
+    "ledger": (".ledger", "ledger"),
+    "mock-server": (".mock_server", "mock_server"),
+    "run": (".run", "run"),
+    "schema": (".schema", "schema"),
+    "serve": (".serve", "serve"),
+    "store": (".store", "store"),
+    "validate": (".validate", "validate"),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyCommands(MutableMapping[str, click.Command]):
+    """A group's subcommands by name, each module imported when its command is first looked up.
+
+    ``extractor run`` imports the pipeline, not the store, the read path, the schemas or the
+    evaluation; ``extractor --help`` (which lists every command with its summary) imports them
+    all. It is the mapping click keeps as :attr:`click.Group.commands`, so ``get_command``,
+    ``list_commands``, ``cli.commands["run"]`` and the "did you mean" suggestions work as with
+    a plain dict, without importing a module to list the names.
+    """
+
+    def __init__(self, where: Mapping[str, tuple[str, str]]) -> None:
+        self._where = dict(where)
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        command = self._loaded.get(name)
+        if command is None:
+            module, attribute = self._where[name]
+            command = getattr(import_module(module, __name__), attribute)
+            if not isinstance(command, click.Command) or command.name != name:
+                raise RuntimeError(f"{module}.{attribute} is not the command {name!r}")
+            self._loaded[name] = command
+        return command
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._where.pop(name, None)
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self._where.pop(name, None)
+        self._loaded.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**dict.fromkeys(self._where), **dict.fromkeys(self._loaded)})
+
+    def __len__(self) -> int:
+        return len(self._where.keys() | self._loaded.keys())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._where or name in self._loaded
+
+
+@click.group(
+    commands=LazyCommands(COMMANDS), context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(package_name="memory-candidate-extractor")
 def cli() -> None:
     """Extract candidate memories from conversations, validate them against the transcript, and
@@ -40,19 +93,6 @@ def cli() -> None:
     Example:
         extractor run examples/conversations.jsonl --out results.jsonl
     """
-
-
-cli.add_command(admit)
-cli.add_command(doctor)
-cli.add_command(eval_command)
-cli.add_command(keys)
-cli.add_command(ledger)
-cli.add_command(mock_server)
-cli.add_command(run)
-cli.add_command(schema)
-cli.add_command(serve)
-cli.add_command(store)
-cli.add_command(validate)
 
 
 __all__ = ["EXIT_OK", "EXIT_REJECTED", "EXIT_USAGE", "UnusableInput", "cli", "main"]

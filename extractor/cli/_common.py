@@ -1,15 +1,14 @@
-"""Shared pieces of the CLI: exit codes, the error type for unusable input, and the model and
-pipeline options that ``run``, ``serve`` and ``eval`` share.
+"""The model and pipeline options that ``run``, ``serve``, ``eval`` and ``doctor`` share.
 
 The options are declared once here, and :func:`build_extractor` turns them into an
 :class:`~extractor.pipeline.Extractor` in one place, so the commands cannot drift apart in
-names, environment variables, defaults, help or meaning.
+names, environment variables, defaults, help or meaning. Their defaults come from the pipeline,
+so this module imports it; what commands share beyond these options is in :mod:`._base`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,58 +24,10 @@ from ..errors import ExtractorError
 from ..models import DEFAULT_MODEL, get_client
 from ..pipeline import DEFAULT_MAX_CHUNK_CHARS, Extractor
 from ..toolorigin import DEFAULT_OBSERVING_TOOLS, normalized
-from ..validation import Rejection, ValidationOptions
-
-EXIT_OK = 0
-EXIT_REJECTED = 1
-EXIT_USAGE = 2
-
-#: A click option decorator, or several stacked into one.
-Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+from ..validation import ValidationOptions
+from ._base import Decorator, UnusableInput, _as_of, _stack
 
 MODEL_HELP = "'offline' (no key, no server) or a model name at --base-url."
-
-
-class UnusableInput(click.ClickException):
-    """An input file or option the command cannot use at all: exit code 2."""
-
-    exit_code = EXIT_USAGE
-
-
-def rejection_line(r: Rejection) -> str:
-    """One rejection as ``validate`` and ``ledger show`` print it."""
-    field = f" ({r.field})" if r.field else ""
-    return f"rejected {r.candidate_id or '#' + str(r.index)}: {r.code.value}{field}: {r.message}"
-
-
-def _stack(*decorators: Decorator) -> Decorator:
-    """Apply ``decorators`` as if written one above the other, first on top (first in --help)."""
-
-    def apply(function: Callable[..., Any]) -> Callable[..., Any]:
-        for decorator in reversed(decorators):
-            function = decorator(function)
-        return function
-
-    return apply
-
-
-def file_option(*decls: str, help: str, exists: bool = False, **kwargs: Any) -> Decorator:
-    """A ``--name FILE`` option whose value is a :class:`~pathlib.Path` (never a directory);
-    ``exists`` refuses a file that is not there."""
-    kind = click.Path(path_type=Path, dir_okay=False, exists=exists)
-    return click.option(*decls, type=kind, help=help, **kwargs)
-
-
-def _as_of(
-    ctx: click.Context, param: click.Parameter, value: str | None
-) -> datetime | None:  # fmt: skip
-    if value is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 date or date-time") from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def model_options(model_help: str = MODEL_HELP) -> Decorator:
@@ -242,14 +193,3 @@ def build_extractor(o: Mapping[str, Any]) -> Extractor:
         raise UnusableInput(str(exc)) from None
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-
-
-def no_subject_note(count: int, fix: str) -> str:
-    """What to tell a user whose memories were stored with no subject (the read path reads one
-    subject at a time, so it never reads them)."""
-    return (
-        f"note: {count} memories were stored without a subject (their conversations carry no "
-        f"metadata.user_id): 'extractor store read --subject S' never reads them. Give the "
-        f"subject with {fix} or metadata.user_id in each conversation, when they are first "
-        "ingested (a stored memory keeps its subject)."
-    )

@@ -14,7 +14,7 @@ import click
 from ..admission import DecisionChange, ReplayReport, iter_results, load_policy, replay
 from ..errors import PolicyError
 from ..results import ConversationResult
-from ._common import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
+from ._base import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UnusableInput
 
 
 class _Reader:

@@ -10,7 +10,8 @@ import click
 
 from ..chunking import DEFAULT_MAX_CHUNK_CHARS
 from ..clients.compat import DEFAULT_PROBE_TIMEOUT
-from ._common import EXIT_OK, EXIT_REJECTED, model_options
+from ._base import EXIT_OK, EXIT_REJECTED
+from ._common import model_options
 
 if TYPE_CHECKING:
     from ..doctor import DoctorReport

@@ -19,7 +19,8 @@ from ..evaluation.msc import evaluate_msc, iter_msc
 from ..evaluation.render import msc_json, render_msc, render_report, report_json
 from ..evaluation.runner import DEFAULT_CONCURRENCY
 from ..models import get_client
-from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput, model_options, policy_option
+from ._base import EXIT_OK, EXIT_REJECTED, UnusableInput
+from ._common import model_options, policy_option
 
 
 @click.command(name="eval")

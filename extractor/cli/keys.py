@@ -13,7 +13,7 @@ import click
 
 from ..errors import KeyStoreError
 from ..vocab import DEFAULT_SCOPES, Capability, Scope
-from ._common import UnusableInput
+from ._base import UnusableInput
 
 if TYPE_CHECKING:
     from ..service.keys import ApiKey, KeyStore

@@ -17,7 +17,7 @@ import click
 from ..errors import LedgerError
 from ..hashing import canonical_json
 from ..ledger import EXPORTABLE, ConversationHistory, Ledger, MemoryRecord, RunRecord
-from ._common import EXIT_REJECTED, UnusableInput, rejection_line
+from ._base import EXIT_REJECTED, UnusableInput, rejection_line
 
 LEDGER_PATH = click.Path(path_type=Path, exists=True, dir_okay=False)
 

@@ -9,7 +9,7 @@ import click
 from .. import offline  # noqa: F401 -- answers come from it: loaded before the heap is frozen
 from ..heap import tune_collector
 from ..mockserver import FAULT_NAMES, MockServer, parse_faults
-from ._common import UnusableInput
+from ._base import UnusableInput
 
 
 def _faults(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:

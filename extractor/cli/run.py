@@ -17,13 +17,8 @@ from ..formats import AUTO, FORMAT_NAMES
 from ..heap import tune_collector
 from ..results import ConversationResult
 from ..summary import ProgressBar, RunSummary, render_summary, show_progress
-from ._common import (
-    UnusableInput,
-    build_extractor,
-    extractor_options,
-    file_option,
-    no_subject_note,
-)
+from ._base import UnusableInput, file_option, no_subject_note
+from ._common import build_extractor, extractor_options
 
 
 class _Progress(BatchObserver):

@@ -6,7 +6,7 @@ from types import ModuleType
 import click
 
 from ..schemas import DEFAULT_SCHEMAS_DIR, SCHEMAS, drifted, render, write_schemas
-from ._common import UnusableInput
+from ._base import UnusableInput
 
 OPENAPI = "openapi"
 

@@ -11,7 +11,8 @@ import click
 
 from ..cache import default_cache_dir
 from ..heap import tune_collector
-from ._common import UnusableInput, build_extractor, extractor_options
+from ._base import UnusableInput
+from ._common import build_extractor, extractor_options
 from .keys import open_keys
 
 NO_KEYS = (

@@ -18,7 +18,7 @@ from ..errors import ExtractorError, InputError
 from ..hashing import canonical_json
 from ..store import DerivedClaim, MemoryStore, RevocationReport
 from ..store.explaining import EXPORTABLE
-from ._common import EXIT_REJECTED, UnusableInput, no_subject_note
+from ._base import EXIT_REJECTED, UnusableInput, no_subject_note
 from .store_read import read, read_replay
 
 DB = click.Path(path_type=Path, dir_okay=False)

@@ -13,7 +13,7 @@ import click
 
 from ..errors import LedgerError, PolicyError, StoreError
 from ..vocab import Capability
-from ._common import Decorator, UnusableInput, _as_of, _stack, file_option, no_subject_note
+from ._base import Decorator, UnusableInput, _as_of, _stack, file_option, no_subject_note
 
 if TYPE_CHECKING:
     from ..ledger import Ledger

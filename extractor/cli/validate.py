@@ -11,7 +11,7 @@ import click
 from ..conversation import Conversation, iter_inputs
 from ..errors import ExtractorError, InputError
 from ..validation import ValidationOptions, validate_extraction
-from ._common import EXIT_OK, EXIT_REJECTED, UnusableInput, rejection_line
+from ._base import EXIT_OK, EXIT_REJECTED, UnusableInput, rejection_line
 
 
 @click.command()
