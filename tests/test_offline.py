@@ -138,7 +138,7 @@ def test_reported_speech_names_who_said_it() -> None:
         ("I moved to Lisbon in 2021.", "in 2021", "POINT_IN_TIME", "2021", "2021"),
         ("I was born in 1990.", "in 1990", "POINT_IN_TIME", "1990", "1990"),
         # a plan on a bare weekday: the resolver reads it as the last Friday, so no dates
-        ("I'm going there on Friday.", "on Friday", "FUTURE", None, None),
+        ("I'm going to Denver on Friday.", "on Friday", "FUTURE", None, None),
     ],
 )
 def test_time_expressions_resolve_against_the_message_timestamp(

@@ -125,7 +125,7 @@ def test_json_tool_output_keeps_its_opening_brace() -> None:
             "User lost a friend between 2023-05-01 and 2023-05-07.",
             "POINT_IN_TIME",
         ),
-        ("I'm going there on Friday.", "User is going there on Friday.", "FUTURE"),
+        ("I'm going to Denver on Friday.", "User is going to Denver on Friday.", "FUTURE"),
         (
             "I just started helping at a food drive.",
             "User just started helping at a food drive.",

@@ -140,10 +140,19 @@ _NOUNISH = (
 )
 
 
+#: "my house and I" after a preposition is its object and the next clause's subject ("a lake
+#: near my house and I swim there"), no pair.
+_NOT_AFTER_PREPOSITION = "".join(
+    rf"(?<!\b{p} )"
+    for p in ("near", "at", "in", "to", "from", "of", "by", "for", "on", "into", "behind")
+)
+
+
 def _pair_subject(text: str) -> str:
     """``my wife and I`` → ``User and their wife`` (before the word-by-word rewrite)."""
     return re.sub(
-        rf"\b[Mm]y ((?:{_NOUNISH}\w+ ){{0,2}}?{_NOUNISH}\w+) and (?:I|i|me)\b"
+        rf"{_NOT_AFTER_PREPOSITION}\b[Mm]y ((?:{_NOUNISH}\w+ ){{0,2}}?{_NOUNISH}\w+)"
+        r" and (?:I|i|me)\b"
         r"(?: (am|have|was|do|go))?",
         lambda m: (
             f"User and their {m.group(1)}" + (f" {_plural_verb(m.group(2))}" if m.group(2) else "")

@@ -11,15 +11,31 @@ one-off request ("Teach me.").
 
 Where the referent is deterministic it is resolved instead of dropped: a pro-form object in
 a reply to the other speaker's yes/no question about one thing ("Do you like hiking?" ->
-"I love it!") is that thing ("User loves hiking."). Nothing else is guessed.
+"I love it!") is that thing ("User loves hiking."); a pro-form, a demonstrative, a left-out
+complement or a relative clause whose referent is the sentence (or clause) before it in the
+same message is kept with it, the span widened over both ("I started watercolor painting. I
+was hooked right away!"), when that one stands alone and holds the noun a demonstrative names
+(:func:`holds_referent`; the caller, :mod:`.statements`, widens). Nothing else is guessed.
 
 Rules, by what they detect:
 
-* :data:`_POINTING_SUBJECT` -- a sentence whose subject is a pro-form or a demonstrative;
-* :data:`_POINTING_OBJECT` / :func:`_unanchored_pronoun` -- "it", "them", "him", "her" with
-  nothing in the sentence they could stand for, "those things", "do that";
+* :data:`_POINTING_SUBJECT` -- a sentence whose subject is a pro-form or a demonstrative, a
+  head left out ("Mine is blue.", "My favorite is country.", "Either one sounds great"), a
+  subject left out before a verb of the third person ("Gives me a visual ..."), "After that";
+* :data:`_POINTING_OBJECT` / :func:`_unanchored_pronoun` -- "it", "them", "they", "him", "her"
+  with nothing in the sentence they could stand for (the verb a pronoun is the object of,
+  "playing them", is no referent; a pronoun ending its clause, "... through it.", counts
+  however far in), "those things", "do that", "one" for a thing ("go to one"), "more than
+  that", a demonstrative and a noun ending the clause (:data:`_DEMONSTRATIVE`: "this dress
+  first", "that movie too"; times and idioms are not);
+* :func:`_unanchored_place` -- "there" for a place with no place before it ("I've been there");
 * :data:`_VAGUE` -- "something new", "a certain method", "the same", "I believe so";
-* :data:`_FRAGMENT` -- a subordinate clause standing alone, a dangling "to";
+* :data:`_MISSING_COMPLEMENT` -- a complement left to the chat ("I'm seeing some progress.",
+  "I was hooked right away!", "the details", "the training", "unable to continue", "a little
+  bit of everything", a relative clause cut from what it is said of);
+* :data:`_FRAGMENT` -- a subordinate clause standing alone, a dangling "to", what is left of a
+  sentence cut at a comma ("As for me.", "Here I am.", "Last time we talked", "When I am I
+  always ...", "my mom.");
 * :data:`_FOLLOWING_ADVICE`, :data:`_ABOUT_EXCHANGE`, :data:`_PASSING`, :data:`_REQUEST` --
   what does not last.
 """
@@ -28,7 +44,10 @@ from __future__ import annotations
 
 import re
 
-_LEAD = r"^(?:(?:and|but|so|oh|yeah|yea|yes|well|plus|also|honestly|actually|haha|lol)[\s,!]+)*"
+_LEAD = (
+    r"^(?:(?:and|but|so|oh|yeah|yea|yes|well|plus|also|honestly|actually|haha|lol|because|cause|"
+    r"cuz)[\s,!]+)*"
+)
 
 #: The subject points outside the sentence ("They mean the world to me.", "It made me think",
 #: "This pic was taken after ...", "That's one of my favorites", "Same for me", "Here's what I
@@ -53,8 +72,58 @@ _POINTING_SUBJECT = re.compile(
     r"there(?:'s|\s+is|\s+was)\s+(?:something|nothing)\b|"
     r"(?:moments|times|days|things|stuff|people)\s+like\s+(?:that|this|those|these)\b|"
     r"(?:just\s+)?(?:made|makes)\s+me\b|"
-    r"(?:definitely|totally|exactly|just|probably)\s+(?:what|how)\b)",
+    r"(?:definitely|totally|exactly|just|probably)\s+(?:what|how)\b|"
+    # a head left out: what it is said of is in the other message ("Mine is blue.", "My
+    # favorite is country.", "Either one sounds great to me!", "One of them is mine.")
+    r"(?:mine|ours)\s+(?:is|are|was|were|has|have|would)\b|"
+    r"(?:my|our)\s+(?:absolute\s+|all[\s-]time\s+)?(?:favou?rite|fave|least\s+favou?rite)"
+    r"(?:\s+ones?)?\s+(?:is|are|was|were|has|would|of\s+(?:them|those|these|all))\b|"
+    r"(?:either|neither|both|each|any)(?:\s+(?:one|ones|of\s+(?:them|those|these)))?\s+"
+    r"(?:is|are|was|were|sounds?|looks?|seems?|would|will|works?)\b|"
+    r"one\s+of\s+(?:them|those|these)\b|"
+    # a subject left out before a verb of the third person ("Gives me a visual of my
+    # progress.", "Keeps me organized.", "Makes me happy.")
+    r"(?-i:(?:Gives|Keeps|Helps|Lets|Reminds|Takes|Brings|Makes|Means|Puts|Gets))\s+(?:me|us)\b|"
+    # what comes after or instead of something in the chat ("After that, I'm off to ...",
+    # "Other than that, ...", "Besides that ...")
+    r"(?:after|before|besides|apart\s+from|other\s+than|except\s+for|because\s+of|despite|"
+    r"like)\s+(?:that|this|it|them|those|these)\b(?!\s+(?:is|was|i|we)\b))",
     re.IGNORECASE,
+)
+#: Nouns after "this" or "that" that make a time, not a thing of the chat.
+_TIMES = (
+    r"year|years|week|weekend|weekends|month|months|morning|afternoon|evening|night|summer|"
+    r"winter|spring|fall|autumn|time|times|past|coming|semester|season|day|days|moment|point|"
+    r"stage|christmas|holiday|holidays|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|term|quarter|decade|century|age|era(?=\s+(?:of|when))|case|world|life|"
+    # idioms and where the speaker is ("for that matter", "in that area", "this country")
+    r"matter|area|field|regard|respect|sense|note|country|city|town|state|planet"
+)
+#: Words after "this" or "that" that are no noun: it is a pronoun or a complementizer there.
+_NOT_NOUN = (
+    r"is|was|are|were|will|would|can|could|should|has|have|had|does|did|do|must|might|may|"
+    r"i|you|he|she|we|they|it|my|your|his|her|our|their|its|the|a|an|and|or|but|so|to|of|in|"
+    r"on|at|for|with|from|by|as|if|when|one|ones|much|many|far|long|big|bad|good|kind|sort|"
+    r"type|way|means|makes|made|sounds|seems|looks|helps|happens|happened|one's|all|too|"
+    r"very|really|just|again|first|now|then|here|there|stuff|thing|things|[a-z]+ly"
+)
+#: Words a demonstrative "that" follows ("seeing that movie", "of that era"); after a verb
+#: of saying or thinking it is a complementizer ("I think that dogs are great").
+_TAKES_OBJECT = (
+    r"see|seeing|saw|seen|watch|watching|watched|read|reading|wear|wearing|wore|worn|visit|"
+    r"visiting|visited|try|trying|tried|buy|buying|bought|get|getting|got|love|loved|like|"
+    r"liked|enjoy|enjoyed|play|playing|played|use|using|used|of|in|at|on|about|from|with|"
+    r"into|through|during|to|for"
+)
+#: "this" or "that" and a noun that ends the clause ("I want to wear this dress first.", "I
+#: hope I can see that movie too.", "the culture of that era."): a thing only the chat shows.
+#: Told more of ("this cool stroller that fits three", "this Italian place I really like") it
+#: is the speaker introducing it, and stands.
+_DEMONSTRATIVE = (
+    rf"(?:\bthis|\b(?:{_TAKES_OBJECT})\s+that)\s+(?!(?:{_TIMES}|{_NOT_NOUN})\b)"
+    rf"(?:[a-z]+\s+)?(?!(?:{_TIMES})\b)([a-z]+)"
+    r"(?=\s*(?:[.!?;]|$)|\s+(?:too|first|again|yet|anymore|already|before|now|either|"
+    r"someday|soon|one\s+day)\b)"
 )
 #: An object that points outside ("I really need that.", "I'll go check out those movies.",
 #: "I love to do those things.", "I decided to include this at the beginning.").
@@ -78,12 +147,44 @@ _POINTING_OBJECT = re.compile(
     r"\b(?:you|u)\s+(?:mentioned|suggested|recommended|gave\s+me|showed\s+me|told\s+me\s+about)\b|"
     r"\b(?:these|those)\s+(?:games|movies|books|songs|methods|tips|ideas|suggestions)\b|"
     r"\b(?:the\s+same(?!\s+(?:age|time|name|way|school|town|city|job))|that\s+big|that\s+much|"
-    r"so\s+much\s+of\s+it)\b",
+    r"so\s+much\s+of\s+it|more\s+than\s+(?:that|this|it))\b|"
+    # "one" standing for a thing of the chat ("I wanted to go to one", "create one of my own")
+    r"\b(?:to|at|in|into|with|get|getting|buy|bought|got|want|wanted|need|needed|make|made|"
+    r"adopt|adopted|find|found|visit|visited|join|joined|create|created|build|built|start|"
+    r"started|try|tried)\s+(?:a\s+new\s+|another\s+)?one(?:\s+of\s+(?:my|our|their)\s+own)?"
+    r"(?=\s*(?:[.!?,;)]|$)|\s+(?:and|but|or|too|yet|soon|someday|now|again|though|already|when|"
+    r"if|because|so|one\s+day|some\s+day|of\s+(?:my|our|their)\s+own)\b)|"
+    r"\bone\s+of\s+(?:my|our)\s+own\b|"
+    # a demonstrative for what only the chat shows ("I want to wear this dress first.", "I
+    # hope I can see that movie too.", "the culture of that era"); "this year", "at that
+    # time" are times, "that much" a degree
+    rf"{_DEMONSTRATIVE}",
     re.IGNORECASE,
 )
-#: "it" before a clause is a placeholder for that clause ("I hate it when people are late").
+#: "it" before a clause is a placeholder for that clause after a verb of feeling ("I hate it
+#: when people are late", "I love it that you came"); after any other verb it is an object
+#: ("I'll return it when I am done."). "they" mid-sentence needs something it stands for too
+#: ("I'm worried about how they treat others.").
 _PRONOUN = re.compile(
-    r"\b(?:it(?!\s+(?:when|that|if|how|whenever)\b)|them)\b(?!['’]?s\b)",
+    r"\b(?:(?<!\bhate\s)(?<!\bhated\s)(?<!\bhates\s)(?<!\blove\s)(?<!\bloved\s)(?<!\bloves\s)"
+    r"(?<!\blike\s)(?<!\bliked\s)(?<!\blikes\s)(?<!\benjoy\s)(?<!\bmind\s)(?<!\bstand\s)"
+    r"(?<!\bprefer\s)(?<!\bappreciate\s)(?<!\bmake\s)(?<!\bmakes\s)(?<!\bfind\s)"
+    r"it(?=\s+(?:when|that|if|how|whenever)\b)|it(?!\s+(?:when|that|if|how|whenever)\b)|them|"
+    r"(?<=\s)they)\b(?!['’]?s\b)",
+    re.IGNORECASE,
+)
+#: A pronoun that ends its clause ("I've made such great friends through it.", "I'd like to
+#: become better at it", "I love playing them too."): an object, however far into the sentence.
+_PRONOUN_AT_END = re.compile(
+    r"\b(?:it|them)(?:\s+(?:too|again|anymore|any\s*more|as\s+well|either|so\s+much|a\s+lot|"
+    r"every\s+day|all\s+the\s+time|sometimes|often|now|yet|already|though|lol|haha))*\W*$",
+    re.IGNORECASE,
+)
+#: The verb a pronoun is the object of ("playing them", "I'm actually driving it") is no
+#: referent of it, nor a verb in the progressive ("I've been thinking about it").
+_VERB_ING = re.compile(
+    r"\b(?:am|is|are|was|were|been|be|'m|'re|’m|’re)\s+(?:(?:\w+ly|just|still|really|"
+    r"always|now)\s+)*\w+ing\b|\b\w+ing\s*$",
     re.IGNORECASE,
 )
 #: A pronoun for a person ("I'm thinking of asking her out", "I need something he can't
@@ -133,6 +234,28 @@ _VAGUE = re.compile(
     r"\bnothing\s+in\s+particular\b)",
     re.IGNORECASE,
 )
+#: A complement left to the chat ("I'm seeing some progress.", "I'm still figuring out the
+#: details", "I was hooked right away!", "I don't have the training.", "unable to continue",
+#: "I play a little bit of everything"): what it is about may be in the sentence before
+#: ("I started watercolor painting. I was hooked right away!"), and then the two are one
+#: memory; otherwise it yields nothing.
+_MISSING_COMPLEMENT = re.compile(
+    r"\b(?:seeing|see|saw|made|making|make|noticed|notice)\s+(?:some\s+|real\s+|good\s+|"
+    r"great\s+|a\s+lot\s+of\s+|much\s+|steady\s+|little\s+)?(?:progress|improvement|"
+    r"improvements|results)(?!\s+(?:in|on|with|at|from|since)\b)|"
+    r"\bthe\s+(?:details|training|exercise|exercises|results|outcome|basics|plan|rest\s+of\s+it|"
+    r"key\s+point|main\s+point|author|ending|plot|trail|route|course|program|procedure)"
+    r"(?=\W*$|\s+(?:very|so|really|is|was|were|are|and|but|yet|first|right|now|together)\b)|"
+    r"\b(?:was|were|got|am|are|'m|'re|get|getting)\s+(?:\w+\s+)?hooked"
+    r"(?!\s+(?:on|to|up|into)\b)|"
+    r"\b(?:unable|able|want|wanted|need|needed|decided|tried|struggle|struggled)\s+to\s+"
+    r"(?:continue|keep\s+going|go\s+on|keep\s+it\s+up|finish|follow\s+through)\W*$|"
+    r"\b(?:a\s+(?:little\s+)?bit|a\s+little|some|little)\s+of\s+everything\b|"
+    r"\beverything\s+(?:fixed|done|sorted|ready|set\s+up|worked\s+out|worse|better|back)\b|"
+    # a relative clause cut from what it is said of ("which I heard are very impressive.")
+    r"^(?:which|whom|whose)\s+(?!(?:is|are|was|were)\s+(?:why|how|what)\b)",
+    re.IGNORECASE,
+)
 #: A time or condition clause with no main clause ("While I look for investors.", "when I get
 #: out"; a reason clause, "since I'm diabetic", does assert its content), a dangling
 #: infinitive ("I would like to."), "but yes".
@@ -165,7 +288,20 @@ _FRAGMENT = re.compile(
     # an answer with no verb ("Just my fur babies.")
     r"^(?:just|only|mostly|probably)\s+(?:my|our)(?:\s+[\w'’-]+){1,3}\W*$|"
     # reported speech with nothing reported ("my manager said.", "My mom told me.")
-    f"{_BARE_REPORTER}",
+    f"{_BARE_REPORTER}|"
+    # what is left of a sentence cut at a comma: a topic ("As for me."), a caption ("Here I
+    # am."), a time clause ("The last time I played at the slot machines", "Last time we
+    # talked"), an elliptical
+    # "when I am" run into its main clause ("When I am I always have people to text")
+    r"^(?:as\s+for|about|regarding)\s+(?:me|us|myself|mine)\W*$|"
+    r"^here\s+(?:i|we)\s+(?:am|are|go|was|were)\W*$|"
+    r"^(?:the\s+)?(?:last|first|next|only)\s+time\s+(?:i|we|my|our)\b(?!.*,)"
+    r"(?!.*\b(?:was|were|is)\s+(?:in|on|at|when|last|\d))(?:\s+[\w'’]+){1,8}\W*$|"
+    r"^(?:when|whenever|if|once)\s+(?:i|we)(?:'m|\s+am|\s+are|\s+was|\s+were|\s+do|\s+did|"
+    r"\s+can|\s+could|\s+have|\s+had)\s+(?:i|we)\b|"
+    # a noun phrase cut from its verb ("Here I am and my mom." leaves "my mom."; a sentence of
+    # its own, "My favorite!", starts with a capital)
+    r"^(?-i:my|our)(?:\s+[\w'’-]+){1,2}\W*$",
     re.IGNORECASE,
 )
 
@@ -273,15 +409,25 @@ def needs_the_chat(text: str) -> bool:
         return True
     if len(text.split()) <= MAX_VAGUE_WORDS and _VAGUE.search(text):
         return True  # in a longer sentence the stand-in is a detail, not the claim
-    return bool(_FRAGMENT.search(text)) or _unanchored_pronoun(text)
+    if _FRAGMENT.search(text) or missing_complement(text):
+        return True
+    return _unanchored_pronoun(text) or _unanchored_place(text)
+
+
+def missing_complement(text: str) -> bool:
+    """``text`` (a short sentence) leaves what it is about to what was said before it ("I was
+    hooked right away!")."""
+    return len(text.split()) <= MAX_VAGUE_WORDS and _MISSING_COMPLEMENT.search(text) is not None
 
 
 def leans_on_words(text: str) -> bool:
     """Whether what ``text`` needs is in words said before (a pronoun, a demonstrative, "the
-    same"): quoting them can make it whole. A fragment, a vague stand-in or a photo ("This
-    pic ...", "Here's what I did") is not helped by any quotation."""
+    same"): quoting them can make it whole. A fragment, a vague stand-in, a complement left
+    out or a photo ("This pic ...", "Here's what I did") is not helped by any quotation of the
+    other speaker (a complement left out may be in the sentence before:
+    :func:`missing_complement`)."""
     vague = len(text.split()) <= MAX_VAGUE_WORDS and _VAGUE.search(text)
-    return not (_FRAGMENT.search(text) or vague or _SHOWN.search(text))
+    return not (_FRAGMENT.search(text) or vague or _SHOWN.search(text) or missing_complement(text))
 
 
 def holds_referent(text: str, quoted: str) -> bool:
@@ -290,14 +436,16 @@ def holds_referent(text: str, quoted: str) -> bool:
     does not have that noun."""
     named = _DEMONSTRATIVE_NOUN.search(text)
     if named is not None:
-        return named.group(1).lower().rstrip("s") in quoted.lower()
+        noun = next(g for g in named.groups() if g is not None)
+        return noun.lower().rstrip("s") in quoted.lower()
     return True
 
 
 _DEMONSTRATIVE_NOUN = re.compile(
     r"\b(?:this|that)\s+(?:[a-z]+\s+)?(problem|issue|situation|topic|question|"
     r"moment|method|dish|recipe|experience|event|position|advice|suggestion|book|movie|song|"
-    r"show|game|place|games|movies|books|songs|methods|tips|ideas|suggestions)\b",
+    r"show|game|place|games|movies|books|songs|methods|tips|ideas|suggestions)\b|"
+    rf"{_DEMONSTRATIVE}",
     re.IGNORECASE,
 )
 
@@ -320,10 +468,46 @@ def _unanchored_pronoun(text: str) -> bool:
         m = pattern.search(plain)
         if m is None or len(plain[: m.start()].split()) > MAX_WORDS_BEFORE:
             continue
-        before = plain[: m.start()]
-        if not (_ANCHOR.search(before) or _PERSON.search(before) or _JOINED.search(before)):
+        if not _anchored(plain[: m.start()]):
             return True
-    return False
+    last = _PRONOUN_AT_END.search(plain)
+    if last is None or len(plain[: last.start()].split()) > MAX_WORDS_BEFORE_END:
+        return False  # in a long sentence the object is likely named, without a determiner
+    person = not last.group().lower().startswith("it")  # "it" never stands for a person
+    return not _anchored(plain[: last.start()], joined=False, person=person)
+
+
+#: "there" for a place ("I've been there a few times.", "I loved living there"), not the
+#: existential "there is"; it needs a place before it ("I went to Paris and loved it there").
+_THERE = re.compile(
+    r"(?<=[a-z]\s)(?<!\bhi\s)(?<!\bout\s)(?<!\bhey\s)there\b(?!['’]s)"
+    r"(?!\s+(?:is|are|was|were|will|would|has|have|had|must|might|may|seems?|used|isn'?t|"
+    r"aren'?t|wasn'?t|weren'?t|won'?t|ain'?t|could|should|can)\b)",
+    re.IGNORECASE,
+)
+_PLACE = re.compile(
+    r"(?<=\s)(?-i:[A-Z][a-z]+)|\b(?:to|in|at|from|near|around|into|visit|visited|visiting|"
+    r"love|loved)\s+(?:the\s+|a\s+|an\s+|my\s+|our\s+|his\s+|her\s+|their\s+|this\s+|"
+    r"that\s+)?\w+",
+    re.IGNORECASE,
+)
+
+
+def _unanchored_place(text: str) -> bool:
+    """A "there" for a place with no place before it in the sentence."""
+    m = _THERE.search(text)
+    return m is not None and _PLACE.search(text[: m.start()]) is None
+
+
+def _anchored(before: str, *, joined: bool = True, person: bool = True) -> bool:
+    """Whether ``before`` (the words before a pronoun) has something it may stand for: a noun
+    phrase, a name, (``person``) a word for a person, or (``joined``) a clause of its own."""
+    before = _VERB_ING.sub(lambda v: " " * len(v.group()), before)
+    return bool(
+        _ANCHOR.search(before)
+        or (person and _PERSON.search(before))
+        or (joined and _JOINED.search(before))
+    )
 
 
 #: A clause before the pronoun may hold what it stands for ("I met Tom, and I like him").
@@ -334,6 +518,8 @@ _JOINED = re.compile(r"[,;:]|\b(?:and|but)\b", re.IGNORECASE)
 MAX_VAGUE_WORDS = 10
 #: How far into the sentence an unanchored pronoun makes it lean on the chat.
 MAX_WORDS_BEFORE = 5
+#: How far into the sentence a pronoun that ends it ("... through it.") may be.
+MAX_WORDS_BEFORE_END = 9
 _IDIOM = re.compile(
     r"\b(?:play(?:ed|ing|s)?\s+it\s+(?:safe|cool|by\s+ear)|made\s+it|make\s+it\s+(?:to|through)|"
     r"(?:dang|damn|darn|screw|forget|shoot)\s+it|take\s+it\s+easy|took\s+it\s+easy|love\s+it\s+(?:here|there)|hate\s+it\s+(?:here|there)|"

@@ -45,6 +45,7 @@ from .standalone import (
     bare_reporter,
     holds_referent,
     leans_on_words,
+    missing_complement,
     needs_the_chat,
     passes,
     resolve,
@@ -570,13 +571,16 @@ def _widened(piece: Piece, message: Message, lead: int | None) -> Piece | None:
     """``piece`` widened back to ``lead``, when the text before it stands on its own and the
     whole is short enough to be one memory."""
     reporter = bare_reporter(piece.text)  # "..., my manager said.": what was said is before
-    if lead is None or lead >= piece.start or not (reporter or leans_on_words(piece.text)):
+    leans = leans_on_words(piece.text) or missing_complement(piece.text)
+    if lead is None or lead >= piece.start or not (reporter or leans):
         return None
     before = message.text[lead : piece.start].strip()
     if reporter and not before.endswith((",", ":")):
         return None
     if not before or needs_the_chat(before) or has_placeholder(before):
         return None
+    if not holds_referent(piece.text, before):
+        return None  # "Not at the moment. I want to wear this dress first.": no dress before
     if (
         len(before.split()) < 3
         or _WEAK.match(before)
