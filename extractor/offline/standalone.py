@@ -96,8 +96,12 @@ _TIMES = (
     r"winter|spring|fall|autumn|time|times|past|coming|semester|season|day|days|moment|point|"
     r"stage|christmas|holiday|holidays|monday|tuesday|wednesday|thursday|friday|saturday|"
     r"sunday|term|quarter|decade|century|age|era(?=\s+(?:of|when))|case|world|life|"
-    # idioms and where the speaker is ("for that matter", "in that area", "this country")
-    r"matter|area|field|regard|respect|sense|note|country|city|town|state|planet"
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    # idioms, and where the speaker is or works ("for that matter", "in that area", "this
+    # country", "I'm the only maintainer of this repo")
+    r"matter|area|field|regard|respect|sense|note|country|city|town|state|planet|repo|"
+    r"repository|project|codebase|branch|server|machine|computer|laptop|account|company|team|"
+    r"job|house|home|apartment|neighbou?rhood"
 )
 #: Words after "this" or "that" that are no noun: it is a pronoun or a complementizer there.
 _NOT_NOUN = (
@@ -480,7 +484,8 @@ def _unanchored_pronoun(text: str) -> bool:
 #: "there" for a place ("I've been there a few times.", "I loved living there"), not the
 #: existential "there is"; it needs a place before it ("I went to Paris and loved it there").
 _THERE = re.compile(
-    r"(?<=[a-z]\s)(?<!\bhi\s)(?<!\bout\s)(?<!\bhey\s)there\b(?!['’]s)"
+    r"(?<=[a-z]\s)(?<!\bhi\s)(?<!\bout\s)(?<!\bhey\s)(?<!\bi\s)(?<!\bwe\s)(?<!\byou\s)there\b"
+    r"(?!['’]s)"
     r"(?!\s+(?:is|are|was|were|will|would|has|have|had|must|might|may|seems?|used|isn'?t|"
     r"aren'?t|wasn'?t|weren'?t|won'?t|ain'?t|could|should|can)\b)",
     re.IGNORECASE,
