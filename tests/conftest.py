@@ -3,13 +3,17 @@ live tests (a real provider) run only when explicitly enabled."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from extractor.heap import tune_collector
 
 # Hypothesis profiles (docs/testing.md). Property tests assert invariants, never speed: on a
 # loaded 2-core CI machine a per-example deadline or the "too slow" health check would fail a
@@ -37,6 +41,22 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
 _PYDANTIC_DOCS = re.compile(rb"errors\.pydantic\.dev/[0-9][0-9.]*/")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _collector_tuned_once() -> Iterator[None]:
+    """``extractor run``, ``serve`` and ``mock-server`` tune the collector of their process
+    (extractor/heap.py: collect, freeze what is alive, raise the young threshold), once per
+    process. Through ``CliRunner`` they run in the test process, ~300 times a run, and each call
+    collects and counts a frozen heap that grows with every test (~35 ms of CPU). The test
+    process is tuned once, here, and the commands' calls do nothing; that each command calls it
+    is tested in tests/test_cli_run.py (in order, and in a real process)."""
+    tune_collector()
+    with pytest.MonkeyPatch.context() as patch:
+        for command in ("run", "serve", "mock_server"):
+            module = importlib.import_module(f"extractor.cli.{command}")
+            patch.setattr(module, "tune_collector", lambda: 0)
+        yield
 
 
 def live_tests_enabled() -> bool:
