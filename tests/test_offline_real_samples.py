@@ -43,9 +43,7 @@ def test_the_evaluation_page_reports_the_rate_the_labels_give(
     monkeypatch.setattr(sys, "argv", argv)
     _sample.main()
     shown = capsys.readouterr().out
-    overall = re.search(
-        r"^all\s+(\d+)/(\d+)\s+([\d.]+)%\s+\(95% ([\d.]+)-([\d.]+)\)", shown, re.M
-    )
+    overall = re.search(r"^all\s+(\d+)/(\d+)\s+([\d.]+)%\s+\(95% ([\d.]+)-([\d.]+)\)", shown, re.M)
     assert overall, shown
     k, n, rate, low, high = overall.groups()
     page = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
