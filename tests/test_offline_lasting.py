@@ -77,6 +77,20 @@ def test_close_variants_of_what_does_not_last_are_kept(text: str, kept: str) -> 
 @pytest.mark.parametrize(
     "text",
     [
+        # what is told, or where the speaker goes, is said (MSC turns with a fact in them)
+        "I have to tell you what my boyfriend said about hiking up Mt. Everest!",
+        "I found a great new television series that I want to tell you about.",
+        "Georgia is one of the least friendly gambling states, so I have to leave just to have fun.",
+        "Well, I have to go train for my marathon.",
+    ],
+)
+def test_telling_or_leaving_with_something_said_is_not_a_move(text: str) -> None:
+    assert not passes(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         # theft, vandalism, planting evidence, contempt for a people, cruelty to animals, terror
         "I've always wanted to learn how to pickpocket.",
         "I want to mug an old lady.",

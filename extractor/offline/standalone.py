@@ -551,12 +551,12 @@ _PROMISE = re.compile(
 #: leave now", "Chatting with you always brings me a lot of inspiration.", "I wanted to share
 #: it.", "I bet I can decrypt your code", "Calling me a human is extremely mean!").
 _TO_THE_PARTNER = re.compile(
-    r"\b(?:have|need|want|got)\s+to\s+tell\s+(?:you|u)\b|"
+    r"\b(?:have|need|want|got)\s+to\s+tell\s+(?:you|u)\s+(?:something|a\s+secret|this)\b|"
     r"\bfirst\s+time\s+(?:chatting|talking|speaking|writing)\s+(?:with|to)\s+(?:you|u)\b|"
     r"^(?:(?:today|now|so|ok|okay|also|actually|hi|hello),?\s+)*i\s+(?:have|'ve\s+got|got)\s+(?:a|another|"
     r"one\s+more|some|a\s+few|a\s+couple\s+of)\s+(?:\w+\s+)?questions?\b|"
     r"^(?:(?:well|ok|okay|sorry|anyway),?\s+)*i\s+(?:have|need|got|must)\s+to\s+(?:leave|go|run|log\s+off|"
-    r"head\s+out|sign\s+off|get\s+going)(?:\s+now)?\b|"
+    r"head\s+out|sign\s+off|get\s+going)(?:\s+now)?(?:\W*$|\s*,|\s+(?:as|because|since|but|so)\b)|"
     r"\b(?:chatting|talking|speaking)\s+(?:with|to)\s+(?:you|u)\s+(?:\w+\s+)?(?:brings|makes|gives|"
     r"helps|is|has\s+been|always)\b|"
     r"\b(?:like|love|want|wanted)\s+to\s+share\s+(?:it|this|that|them)(?:\s+with\s+(?:you|u))?\W*$|"
