@@ -100,6 +100,11 @@ def _outcome(decision: AdmissionDecision | None) -> dict[str, Any]:
     if decision is None:
         return dict.fromkeys(OUTCOME_FIELDS)
     fields: dict[str, Any] = decision.model_dump(mode="json", include=set(OUTCOME_FIELDS))
+    # which use which rule denied is the outcome; the rule's reason is the policy's text (its
+    # changes are rule changes), and a stored decision of an older policy version may not have
+    # it (result line format 2 stores none): never a change of the decision by itself
+    for denied in fields["denied_requested_uses"]:
+        denied.pop("reason", None)
     return fields
 
 
