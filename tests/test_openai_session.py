@@ -7,9 +7,10 @@ import asyncio
 import gc
 import json
 import sys
+import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from extractor.clients.base import ClientResult, extract_sync
 from extractor.clients.openai_client import GatedExtraction, OpenAIClient
 from extractor.conversation import Conversation, conversation_from_data
 from extractor.errors import ExtractionOutputError
-from extractor.mockserver import MockServer
+from extractor.mockserver import MockServer, Reply
 from extractor.pipeline import Extractor
 from extractor.prompts import load_prompt
 from extractor.testing import FIXED_NOW
@@ -86,15 +87,49 @@ def test_calls_on_one_event_loop_share_one_connection() -> None:
     assert all(r.attempts == 1 for r in results)
 
 
+class GatedServer(MockServer):
+    """Answers no chat request (after the first ``ungated`` ones) before ``gate`` of them have
+    arrived and wait together (then answers them all): how many a client has on the wire at once, shown by an event rather than
+    by a latency long enough for a loaded machine to send them all. ``peak_waiting`` is the most
+    requests that had arrived and were not yet answered; the ceiling only keeps a client that
+    never sends ``gate`` at once from hanging the test."""
+
+    def __init__(self, gate: int, ungated: int = 0) -> None:
+        super().__init__()
+        self.gate = gate
+        self.ungated = ungated
+        self.together = threading.Event()
+        self.waiting = self.peak_waiting = 0
+        self.lock = threading.Lock()
+
+    def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        with self.lock:
+            passes = method != "POST" or self.ungated > 0
+            self.ungated -= method == "POST"
+        if passes:
+            return super().handle(method, path, headers, body)
+        with self.lock:
+            self.waiting += 1
+            self.peak_waiting = max(self.peak_waiting, self.waiting)
+            if self.peak_waiting >= self.gate:
+                self.together.set()
+        try:
+            self.together.wait(timeout=300)
+            return super().handle(method, path, headers, body)
+        finally:
+            with self.lock:
+                self.waiting -= 1
+
+
 def test_concurrent_calls_are_all_in_flight_at_once() -> None:
     """The connection pools never make a request wait for another one's answer."""
 
     async def main(cl: OpenAIClient) -> None:
         await asyncio.gather(*(cl.extract(c, PROMPT, OPTIONS) for c in CONVERSATIONS))
 
-    with MockServer(latency=0.5) as server:
+    with GatedServer(gate=len(CONVERSATIONS)) as server:
         asyncio.run(main(client(server)))
-        assert server.peak_in_flight == len(CONVERSATIONS)
+        assert server.together.is_set() and server.peak_waiting == len(CONVERSATIONS)
 
 
 def test_extract_sync_closes_its_connections_with_its_event_loop(unraisable: list[str]) -> None:
@@ -289,9 +324,11 @@ def test_a_batch_keeps_its_concurrency_in_flight(tmp_path: Path) -> None:
     lines = [{"id": c.id, "messages": [{"role": "user", "content": c.messages[0].text}]}
              for c in CONVERSATIONS]  # fmt: skip
     src.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    with MockServer(latency=0.3) as server:
+    assert len(CONVERSATIONS) > 8
+    # 8 on the wire at once, and never a 9th; the one check before the batch is not held
+    with GatedServer(gate=8, ungated=1) as server:
         config = BatchConfig(out=tmp_path / "out.jsonl", concurrency=8)
         summary = run_batch([src], Extractor(client(server)), config)
-        assert server.peak_in_flight == 8
+        assert server.together.is_set() and server.peak_waiting == 8
     assert summary.failed == 0
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == len(CONVERSATIONS)
