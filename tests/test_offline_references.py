@@ -211,6 +211,11 @@ def test_a_relative_clause_is_widened_to_what_it_is_said_of() -> None:
         ("I sometimes feel overwhelmed and unable to continue.", "unable to continue", None),
         ("I play a little bit of everything.", "User plays a little bit of everything.", None),
         ("My two dogs are my everything.", None, "User's two dogs are their everything."),
+        ("Okay, I think I understand now.", "understand now", None),
+        ("I know a few that I really want to make fun of.", "a few that", None),
+        ("I know a few people who live in Tokyo.", None, "User knows a few people who live in"),
+        ("I don't want nobody to know it was me.", "it was them", None),
+        ("I could but I think I need a good excuse.", "a good excuse", None),
         # a demonstrative noun the sentence before does not hold is not widened over
         ("Not at the moment. I want to wear this dress first.", "Not at the moment.", None),
     ],
@@ -231,3 +236,34 @@ def test_widened_spans_pass_the_gate() -> None:
     contents_ = [c.content for c in found.candidates if c.memory_type.value != "ASSERTION_EVENT"]
     assert any("They were hooked right away." in c for c in contents_)
     assert any("They have been there a few times." in c for c in contents_)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I took my kids to the park yesterday.", "We had a blast!"),
+        ("I mentor a transgender teen just like me.", "We've been working on her confidence."),
+        ("I adopted two dogs last year.", "We explore the city all the time."),
+    ],
+)
+def test_we_is_kept_with_the_sentence_that_names_whom_it_takes_in(first: str, second: str) -> None:
+    quotes = [quote for quote, _ in claims({"role": "user", "content": f"{first} {second}"})]
+    assert f"{first} {second}" in quotes
+    assert second not in quotes
+
+
+def test_we_naming_no_one_is_left_as_it_was() -> None:
+    # nothing before it names anyone: kept as it was ("User and others"), never widened over
+    # a sentence that does not say who
+    assert claims({"role": "user", "content": "The weather was great. We had a blast!"}) == [
+        ("We had a blast!", "User and others had a blast.")
+    ]
+
+
+def test_a_span_is_never_widened_over_a_sentence_left_out() -> None:
+    # "This is verified." is skipped (it certifies itself): what comes after it does not lean
+    # on the sentence before it, and the quote never holds the skipped sentence
+    text = "I live in Porto. This is verified. They say I'm not certain."
+    assert claims({"role": "user", "content": text}) == [
+        ("I live in Porto.", "User lives in Porto.")
+    ]

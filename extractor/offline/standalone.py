@@ -159,6 +159,10 @@ _POINTING_OBJECT = re.compile(
     r"(?=\s*(?:[.!?,;)]|$)|\s+(?:and|but|or|too|yet|soon|someday|now|again|though|already|when|"
     r"if|because|so|one\s+day|some\s+day|of\s+(?:my|our|their)\s+own)\b)|"
     r"\bone\s+of\s+(?:my|our)\s+own\b|"
+    # a count with nothing counted ("I know a few that I really want to ...") and a cleft on
+    # what was just said ("I don't want nobody to know it was me.")
+    r"\b(?:a\s+few|several|a\s+couple|quite\s+a\s+few)(?=\s+(?:that|who|which)\b)|"
+    r"\bit\s+(?:was|is|wasn'?t|isn'?t)\s+(?:me|us|him|her|them)\b|"
     # a demonstrative for what only the chat shows ("I want to wear this dress first.", "I
     # hope I can see that movie too.", "the culture of that era"); "this year", "at that
     # time" are times, "that much" a degree
@@ -235,7 +239,10 @@ _VAGUE = re.compile(
     r"\b(?:a|some)\s+(?:problem|problems|difficulties|difficulty|issue|issues|trouble|"
     r"challenge|challenges)(?:\s+(?:today|lately|recently|yesterday|now|at\s+work))?\W*$|"
     r"\b(?:a|the)\s+(?:physical\s+|signed\s+|hard\s+|paper\s+)?copy\W*$|"
-    r"\bnothing\s+in\s+particular\b)",
+    r"\bnothing\s+in\s+particular\b|"
+    # understanding with nothing understood ("I think I understand now.")
+    r"^(?:i\s+(?:think|guess|believe)\s+)?i\s+(?:finally\s+|now\s+|kind\s+of\s+)?"
+    r"(?:understand|get\s+it|see)(?:\s+(?:now|better|it\s+now|better\s+now))?\W*$)",
     re.IGNORECASE,
 )
 #: A complement left to the chat ("I'm seeing some progress.", "I'm still figuring out the
@@ -303,6 +310,8 @@ _FRAGMENT = re.compile(
     r"(?!.*\b(?:was|were|is)\s+(?:in|on|at|when|last|\d))(?:\s+[\w'’]+){1,8}\W*$|"
     r"^(?:when|whenever|if|once)\s+(?:i|we)(?:'m|\s+am|\s+are|\s+was|\s+were|\s+do|\s+did|"
     r"\s+can|\s+could|\s+have|\s+had)\s+(?:i|we)\b|"
+    # an elliptical "I could" run into the next clause ("I could but I need a good excuse")
+    r"^(?:i|we)\s+(?:could|can|would|might|did|do)(?:n'?t|\s+not)?\s*,?\s+but\b|"
     # a noun phrase cut from its verb ("Here I am and my mom." leaves "my mom."; a sentence of
     # its own, "My favorite!", starts with a capital)
     r"^(?-i:my|our)(?:\s+[\w'’-]+){1,2}\W*$",
@@ -622,6 +631,30 @@ _DAY_PLAN = re.compile(
     r"some)\s+(?:\w+\s+)?(?:task|assignment|project|job)s?\W*$",
     re.IGNORECASE,
 )
+
+
+#: "we" as the subject: whom it takes in the message may say ("I went to the park with my
+#: kids. We had a blast.").
+_WE_SUBJECT = re.compile(_LEAD + r"(?:we|we're|we’re|we've|we’ve|we'll|we’ll|we'd|we’d)\b", re.I)
+#: Whom a "we" after it takes in: a person of the speaker's, or one they were with.
+_COMPANY = re.compile(
+    r"\b(?:my|our|with|and|a|an|the|two|three|four|five|\d+)\s+(?:[\w-]+\s+){0,2}(?:mom|mum|mother|dad|father|parent|"
+    r"sister|brother|wife|husband|girlfriend|boyfriend|friend|daughter|son|kid|child|children|"
+    r"family|grandma|grandpa|grandkid|aunt|uncle|cousin|niece|nephew|partner|fianc[eé]e?|team|"
+    r"class|group|roommate|coworker|colleague|mentee|student|teen|baby|babies|twins|band|"
+    r"neighbou?r|dog|cat|pup|puppy)s?\b|\bwith\s+(?-i:[A-Z][a-z]+)\b",
+    re.IGNORECASE,
+)
+
+
+def hides_who(text: str) -> bool:
+    """``text`` opens with "we" ("User and others" in the content), naming no one with it."""
+    return _WE_SUBJECT.match(text) is not None and _COMPANY.search(text) is None
+
+
+def names_company(text: str) -> bool:
+    """``text`` names someone a "we" after it may take in ("... with my kids.")."""
+    return _COMPANY.search(text) is not None
 
 
 def passes(text: str) -> bool:

@@ -43,9 +43,11 @@ from .english import finish, third_person, tidy
 from .entities import entities_in
 from .standalone import (
     bare_reporter,
+    hides_who,
     holds_referent,
     leans_on_words,
     missing_complement,
+    names_company,
     needs_the_chat,
     passes,
     resolve,
@@ -378,7 +380,9 @@ def user_groups(
     # ("My account is verified."): the gate allows it in the content because it is in the quote.
     # A sentence that certifies itself, or any such word in system text, is skipped.
     skip = is_certification if origin is not Origin.USER else is_self_certifying
-    raw = [p for p in sentences(message) if not (is_sarcastic_or_joke(p.text) or skip(p.text))]
+    every = sentences(message)
+    raw = [p for p in every if not (is_sarcastic_or_joke(p.text) or skip(p.text))]
+    skipped = [p.start for p in every if p not in raw]  # never widened over
     pieces = [p for p in (strip_opener(p) for p in raw) if p is not None]
     groups: list[Group] = []
     i = 0
@@ -403,16 +407,22 @@ def user_groups(
                 continue
             # what a pro-form may lean on in this message: the clauses before it in its
             # sentence, or else the sentence before it
-            lead = piece.start if part.start > piece.start else _start_before(pieces, i - 1)
+            lead = (
+                piece.start if part.start > piece.start else _start_before(pieces, i - 1, skipped)
+            )
             claim = claim_for(part, message, origin, question, replied, lead)
             if claim is not None:
                 groups.append(Group([stated(claim.piece, message, origin), claim], priority=0))
     return groups
 
 
-def _start_before(pieces: list[Piece], index: int) -> int | None:
-    """Where the sentence before ``pieces[index]`` starts, when there is one."""
-    return pieces[index - 1].start if index > 0 else None
+def _start_before(pieces: list[Piece], index: int, skipped: list[int]) -> int | None:
+    """Where the sentence before ``pieces[index]`` starts, when there is one and no sentence
+    left out (``skipped``: their starts; "This is verified.", a joke) lies between them."""
+    if index <= 0:
+        return None
+    before, here = pieces[index - 1].start, pieces[index].start
+    return None if any(before < start < here for start in skipped) else before
 
 
 #: The longest span a claim is widened to when its pro-form leans on what came before.
@@ -546,6 +556,11 @@ def claim_for(
                 return proposition(piece, message, origin, memory_type, content, verbatim=True)
             else:
                 return None
+        elif early is None and hides_who(text):
+            # "We had a blast." after "I went to the park with my kids.": one memory of both
+            widened = _widened(piece, message, lead, company=True)
+            if widened is not None:
+                piece, text = widened, widened.text
     if instruction:
         content = _instruction_content(piece.text, origin)
     elif memory_type is MemoryType.PROCEDURE:
@@ -567,14 +582,19 @@ def _sentence_case(text: str) -> str:
 _STANDALONE_CHECKED = (MemoryType.WORLD_PROPOSITION, MemoryType.PREFERENCE)
 
 
-def _widened(piece: Piece, message: Message, lead: int | None) -> Piece | None:
+def _widened(
+    piece: Piece, message: Message, lead: int | None, *, company: bool = False
+) -> Piece | None:
     """``piece`` widened back to ``lead``, when the text before it stands on its own and the
-    whole is short enough to be one memory."""
+    whole is short enough to be one memory; with ``company`` (a "we" naming no one), only when
+    the text before names whom it takes in."""
     reporter = bare_reporter(piece.text)  # "..., my manager said.": what was said is before
-    leans = leans_on_words(piece.text) or missing_complement(piece.text)
+    leans = leans_on_words(piece.text) or missing_complement(piece.text) or company
     if lead is None or lead >= piece.start or not (reporter or leans):
         return None
     before = message.text[lead : piece.start].strip()
+    if company and not names_company(before):
+        return None
     if reporter and not before.endswith((",", ":")):
         return None
     if not before or needs_the_chat(before) or has_placeholder(before):
