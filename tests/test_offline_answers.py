@@ -90,6 +90,52 @@ def test_answers_to_invitations_greetings_and_non_questions_yield_nothing(
     assert of_type(extract(assistant(question), user(answer)), "WORLD_PROPOSITION") == []
 
 
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # a yes to an either-or question picks neither alternative
+        ("Do you want to limit where he goes, or his ability to choose?", "Yes."),
+        # the question leans on another message: "this", "his"
+        ("Have you had any beer drinking experience before this?", "yes, i have."),
+        ("Do you like his songs?", "Yes."),
+        # a question about the exchange
+        ("What do you mean by “ruining the world”?", "The hypocrites."),
+        # a question whose noun is a stand-in
+        ("I don't think I understand. What kind of things are you getting?", "Mostly money."),
+        # an answer that opens on a pro-form, or turns to the asker
+        ("What are you smuggling?", "The less you know, the better."),
+        ("Who is ruining the world?", "they are hypocrites that need not be among the living"),
+    ],
+)
+def test_an_answer_that_needs_more_than_the_question_yields_nothing(
+    question: str, answer: str
+) -> None:
+    assert of_type(extract(assistant(question), user(answer)), "WORLD_PROPOSITION") == []
+
+
+def test_a_yes_drops_the_questions_any() -> None:
+    found = extract(assistant("Have you had any beer before?"), user("Yes, I have."))
+    assert [c["content"] for c in of_type(found, "WORLD_PROPOSITION")] == [
+        "User has had beer before."
+    ]
+
+
+def test_an_open_answer_is_quoted_whole_never_cut_inside_its_sentence() -> None:
+    question = "What pet would you get?"
+    # the first clause alone ("Unfortunately, allergies make it") is no answer; the whole
+    # sentence tells something of its own
+    found = extract(assistant(question), user("Unfortunately, allergies make it so I can't."))
+    assert not [c for c in found if c["content"].startswith("Asked")]
+    (claim,) = of_type(
+        extract(assistant(question), user("A cat, so it can curl up on the sofa.")),
+        "WORLD_PROPOSITION",
+    )
+    assert claim["span"]["quote"] == "A cat, so it can curl up on the sofa."
+    assert claim["content"] == (
+        f'Asked "{question}", User answered: "A cat, so it can curl up on the sofa.".'
+    )
+
+
 def test_an_answer_that_says_something_itself_is_not_rewritten() -> None:
     found = extract(assistant("Do you have kids?"), user("I have two daughters."))
     assert [c["content"] for c in of_type(found, "WORLD_PROPOSITION")] == [

@@ -10,7 +10,15 @@ answer against the question:
   detail after the yes kept ("User has kids: two of them.");
 * any other question answered with a bare phrase ("What do you drive?" -- "A red Mustang.")
   becomes the question and the answer together: ``Asked "What do you drive?", User answered: "A
-  red Mustang."``
+  red Mustang."``; the answer quoted is always the whole sentence, never a clause cut out of
+  it ("Unfortunately, allergies make it" of "... make it so I don't want any" is no answer).
+
+Nothing is made of an answer that needs more than the question to be read: a yes to an
+either-or question ("Do you want X, or Y?"), a question with a pro-form of its own ("Have you
+had any before this?", "Do you like his songs?"), a question about the exchange ("What do you
+mean by ...?"), one whose noun is a stand-in ("What kind of things are you getting?"), an
+answer that opens on a pro-form ("they are hypocrites ...") or turns to the asker ("The less
+you know, the better.").
 
 The span is always the user's own answer (the question is someone else's text), so the
 assertion event and the proposition quote what the user said. Questions that are invitations
@@ -75,9 +83,30 @@ _ASKING = re.compile(
     r"^(?:who|what|when|where|why|how|which|whose|do|does|did|are|is|was|were|have|has)\b",
     re.IGNORECASE,
 )
+#: A yes/no question that offers alternatives ("..., or his ability to choose?"): "yes" picks
+#: neither.
+_EITHER_OR = re.compile(r"(?:,\s*|\s)or\s+(?!not\b|so\b|anything\b|something\b)", re.IGNORECASE)
+#: A pro-form in the question itself: what it stands for is in another message.
+_QUESTION_PRO_FORM = re.compile(
+    r"\b(?:it|its|this|these|those|they|them|their|he|him|his|she|her|hers|there)\b|"
+    r"\bthat\W*$",
+    re.IGNORECASE,
+)
+#: An open question whose noun is a stand-in ("What kind of things ...?", "What stuff ...?").
+_VAGUE_TOPIC = re.compile(
+    r"\b(?:things?|stuff|something|anything|everything|ones?)\b", re.IGNORECASE
+)
+#: An answer that opens on a pro-form ("they are hypocrites ...", "Those, mostly."): it leans
+#: on something the question does not name.
+_PRO_FORM_ANSWER = re.compile(
+    r"^(?:they|them|their|it|its|he|him|his|she|her|those|these|this|that|there|both|either|"
+    r"neither)\b",
+    re.IGNORECASE,
+)
 _ADDRESSED = re.compile(r"\b(?:you|your|u|ur|yourself)\b", re.IGNORECASE)
 _CLARIFYING = re.compile(
     r"^(?:(?:so|and|but)\s+)?(?:do|did)\s+(?:you|u)\s+mean\b|^why\b|"
+    r"\b(?:what|who|which|how)\s+(?:do|did)\s+(?:you|u)\s+mean\b|\bmean\s+by\b|"
     r"\b(?:it|them)\b(?!['’]s)|\b(?:this|that|these|those)\s*\?",
     re.IGNORECASE,
 )
@@ -116,13 +145,15 @@ def answer_groups(message: Message, previous: Message | None, covered: list[Piec
     question = _question(previous)
     if question is None or is_injection(message.text):
         return []
-    answer = _answer_piece(message)
-    if answer is None or any(p.start < answer.end and answer.start < p.end for p in covered):
+    found = _answer_piece(message)
+    if found is None:
         return []
-    content = _yes_no_content(question, answer.text)
-    if content is None:
-        content = _open_content(question, answer.text)
-    if content is None:
+    clause, sentence = found
+    answer, content = clause, _yes_no_content(question, clause.text)
+    if content is None and sentence is not None:
+        # an open answer is quoted whole: never a clause cut out of its sentence
+        answer, content = sentence, _open_content(question, sentence.text)
+    if content is None or any(p.start < answer.end and answer.start < p.end for p in covered):
         return []
     event = stated(answer, message, Origin.USER)
     claim = proposition(
@@ -192,26 +223,35 @@ def _question(previous: Message | None) -> str | None:
     return " ".join(text.split())
 
 
-def _answer_piece(message: Message) -> Piece | None:
-    """The first clause of the reply, when it is a short answer and not a question back."""
+def _answer_piece(message: Message) -> tuple[Piece, Piece | None] | None:
+    """The first clause of the reply, when it is a short answer and not a question back, and
+    its whole sentence when that is one too (what an open answer quotes)."""
     pieces = sentences(message)
     if not pieces:
         return None
     first = pieces[0]
     parts = clauses(first)
     piece = parts[0] if parts else first
-    text = piece.text
+    if not _short_answer(piece.text):
+        return None
+    whole = strip_opener(first)
+    if whole is None or whole.end <= piece.end:
+        return piece, piece  # the clause is the whole sentence (but for a closing pleasantry)
+    return piece, whole if _short_answer(whole.text) else None
+
+
+def _short_answer(text: str) -> bool:
     if len(text.split()) > MAX_ANSWER_WORDS or is_question(text):
-        return None
-    if is_hypothetical(text) or is_sarcastic_or_joke(text) or is_certification(text):
-        return None
-    return piece
+        return False
+    return not (is_hypothetical(text) or is_sarcastic_or_joke(text) or is_certification(text))
 
 
 def _yes_no_content(question: str, answer: str) -> str | None:
     m = _YES_NO_QUESTION.match(question)
     if m is None or _NOT_ABOUT_USER.search(m.group("rest")):
         return None
+    if _EITHER_OR.search(m.group("rest")) or _QUESTION_PRO_FORM.search(m.group("rest")):
+        return None  # "yes" to "X, or Y?" picks neither; "before this" is in another message
     yes, no = _YES.match(answer), _NO.match(answer)
     if no is not None:
         positive, detail = False, answer[no.end() :]
@@ -232,6 +272,8 @@ def _yes_no_content(question: str, answer: str) -> str | None:
         pos, neg = _AUX_FORMS[aux]
         if positive:
             rest = re.sub(r"^(?:ever|any)\s+", "", rest, flags=re.IGNORECASE)
+            # "Have you had any beer?" -- "Yes." is "User has had beer."
+            rest = re.sub(r"^(\w+\s+)any\s+", r"\1", rest, flags=re.IGNORECASE)
             body = f"{pos} {rest}"
         elif rest.lower().startswith("ever "):
             body = f"{pos} never {rest[5:]}"
@@ -252,10 +294,12 @@ def _open_content(question: str, answer: str) -> str | None:
     leans on the chat itself ("Do you enjoy it?"): quoting it explains nothing."""
     if not _ASKING.match(question) or _FIRST_PERSON.search(question):
         return None
-    if _CLARIFYING.search(question):
+    if _CLARIFYING.search(question) or _VAGUE_TOPIC.search(question):
         return None
     if _FIRST_PERSON.search(answer) or _REACTION.match(answer) or _YES.match(answer):
         return None
+    if _PRO_FORM_ANSWER.match(answer) or _ADDRESSED.search(answer):
+        return None  # "they are ...": whom?; "The less you know, the better.": a retort
     if _NO.match(answer) or not re.search(r"[A-Za-z0-9]", answer):
         return None
     return f'Asked "{question}", User answered: "{answer}".'
