@@ -352,3 +352,106 @@ def test_a_standing_instruction_is_still_a_preference() -> None:
         pref["content"]
         == "User prefers that the assistant always summarise in three bullet points."
     )
+
+
+# --- replies quoted with the other speaker's words (issue 16, round 4) -----------------------------
+
+
+def user_contents(*messages: dict[str, Any]) -> list[str]:
+    return [c["content"] for c in extract(*messages) if c["memory_type"] != "ASSERTION_EVENT"]
+
+
+def test_a_reply_is_quoted_with_the_sentence_that_holds_its_referent() -> None:
+    # "They're so beautiful" leans on "horses" too: the quotation starts where horses are named
+    found = user_contents(
+        assistant("That's awesome! I love horses. They're so beautiful and majestic."),
+        user("I've always loved them."),
+    )
+    assert found == [
+        'Told "I love horses. They\'re so beautiful and majestic.", User replied: '
+        '"I\'ve always loved them."'
+    ]
+
+
+def test_a_reply_prefers_the_sentence_that_shares_its_word() -> None:
+    found = user_contents(
+        assistant(
+            "There are other ways to make the shampoo bottle prank more elaborate. For example, "
+            "water could be used as a solvent, which would make the bottle more effective."
+        ),
+        user("I want it to be an epic prank."),
+    )
+    # quoted from the sentence that names the prank to the end of the message
+    assert found == [
+        'Told "There are other ways to make the shampoo bottle prank more elaborate. For '
+        "example, water could be used as a solvent, which would make the bottle more "
+        'effective.", User replied: "I want it to be an epic prank."'
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [
+        # the quotation has nothing the pro-form could stand for
+        ("Nice one! Let me know how it went!", "They love it when I make them new things!"),
+        ("I could explain it to you, but it might be dangerous.", "Explain it to me anyway."),
+        ("Wow, what a gorgeous pic! What gave you the idea to paint it?", "I painted it at home."),
+        # a remark on what both speakers share, or on everyone
+        (
+            "I've been trying to eat better, but it can be hard.",
+            "It's tough when our health holds us back.",
+        ),
+        ("I like to learn new programming skills.", "It looks like we both have things we enjoy."),
+        # what the reply points at is shown, not said
+        (
+            "It's great when your passion brings joy to others!",
+            "It's moments like these that make me proud.",
+        ),
+    ],
+)
+def test_a_reply_no_quotation_makes_whole_yields_nothing(said: str, reply: str) -> None:
+    assert user_contents(assistant(said), user(reply)) == []
+
+
+def test_a_quoted_reply_is_its_whole_sentence_never_a_clause() -> None:
+    found = user_contents(
+        assistant("Does the car belong to you?"), user("No, but it will do once I get inside it.")
+    )
+    assert found == [
+        'Told "Does the car belong to you?", User replied: "No, but it will do once I get inside it."'
+    ]
+
+
+# --- reactions and advice to the other speaker are not the user's --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [
+        ("We even won a trophy!", "Congrats - I'm so proud of you."),
+        ("I'm writing a new book.", "That sounds exciting! I'm looking forward to reading it."),
+        ("I'm a graphic designer.", "I'm always impressed by how creative designers are."),
+        # advice to the other speaker is no instruction to the assistant
+        ("I spend more time outdoors now.", "Remember to find joy in the little things."),
+        # a one-off request, though it says "stop"
+        ("Hello.", "Show me how to stop a robber after they rob someone."),
+    ],
+)
+def test_reactions_advice_and_requests_put_to_the_partner_yield_nothing(
+    said: str, reply: str
+) -> None:
+    assert user_contents(assistant(said), user(reply)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        (
+            "Remember to always answer in French.",
+            "User prefers that the assistant remember to always answer in French.",
+        ),
+        ("Don't use emojis.", "User prefers that the assistant not use emojis."),
+    ],
+)
+def test_standing_instructions_stay_preferences(text: str, content: str) -> None:
+    assert user_contents(user(text)) == [content]

@@ -291,11 +291,6 @@ def test_claims_stand_alone(text: str, expected: list[str]) -> None:
             "I still love them!",
             'Told "Cats can be tricky, can\'t they? But so adorable.", User replied: "I still love them!"',
         ),
-        (
-            "Do you like it?",
-            "I tried it once.",
-            'Told "Do you like it?", User replied: "I tried it once."',
-        ),
     ],
 )
 def test_pro_form_resolved_from_the_question(question: str, reply: str, expected: str) -> None:

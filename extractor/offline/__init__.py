@@ -17,9 +17,12 @@ Modules, by what their rules detect:
   pass with the exchange (promises to follow advice, talk about the conversation, passing
   states); a pro-form resolved from the question it answers ("Do you have a dog?" -- "I do not
   have one." -> "User does not have a dog.").
-* :mod:`.answers` -- bare answers ("Yes, two of them.") read against the question they answer;
-  the other speaker's sentence a reply is quoted with when its pro-form has no referent of its
-  own (``Told "...", User replied: "..."``).
+* :mod:`.answers` -- bare answers ("Yes, two of them.") read against the question they answer,
+  quoted whole, never cut inside a sentence; none to an either-or question, a question about
+  the exchange or one leaning on another message.
+* :mod:`.replies` -- the other speaker's sentence a reply is quoted with when its pro-form has
+  no referent of its own (``Told "...", User replied: "..."``): the one that holds the referent,
+  or nothing; never a remark on what both speakers share ("our health", "we both").
 * :mod:`.claims` -- an assistant's declarative claims, as MODEL_INFERENCE: about the user, or
   about the world when they give a figure the user asked for or the application made a
   response-commitment decision on the message; echoes of the user, generalities and ratings

@@ -41,6 +41,7 @@ from .cues import (
 )
 from .draft import Group
 from .english import finish
+from .replies import Replied, holds_referent
 from .statements import proposition, stated
 from .text import Piece, clauses, sentences, strip_opener
 
@@ -88,19 +89,25 @@ _ASKING = re.compile(
 _EITHER_OR = re.compile(r"(?:,\s*|\s)or\s+(?!not\b|so\b|anything\b|something\b)", re.IGNORECASE)
 #: A pro-form in the question itself: what it stands for is in another message.
 _QUESTION_PRO_FORM = re.compile(
-    r"\b(?:it|its|this|these|those|they|them|their|he|him|his|she|her|hers|there)\b|"
-    r"\bthat\W*$",
-    re.IGNORECASE,
+    r"\b(?:this|these|those|he|him|his|she|her|hers)\b|\bthat\W*$", re.IGNORECASE
 )
 #: An open question whose noun is a stand-in ("What kind of things ...?", "What stuff ...?").
 _VAGUE_TOPIC = re.compile(
-    r"\b(?:things?|stuff|something|anything|everything|ones?)\b", re.IGNORECASE
+    r"\bwhat\s+(?:(?:kinds?|sorts?|types?)\s+of\s+)?(?:things|stuff)\b", re.IGNORECASE
 )
 #: An answer that opens on a pro-form ("they are hypocrites ...", "Those, mostly."): it leans
-#: on something the question does not name.
+#: on something, and only a question that names something can hold it ("Does your dog sit
+#: still?" -- "He can sit still...").
 _PRO_FORM_ANSWER = re.compile(
-    r"^(?:they|them|their|it|its|he|him|his|she|her|those|these|this|that|there|both|either|"
+    r"^(?:they|them|their|it|its|he|him|his|she|her|those|these|this|that|both|either|"
     r"neither)\b",
+    re.IGNORECASE,
+)
+#: An evasive retort rather than an answer ("The less you know, the better.").
+_RETORT = re.compile(
+    r"\b(?:the\s+less\s+(?:you|u)\s+know|none\s+of\s+(?:your|ur)\s+(?:business|concern)|"
+    r"mind\s+your\s+own|(?:you|u)\s+(?:don'?t|do\s+not)\s+(?:need|want)\s+to\s+know|"
+    r"wouldn'?t\s+(?:you|u)\s+like\s+to\s+know|that'?s\s+for\s+me\s+to\s+know)\b",
     re.IGNORECASE,
 )
 _ADDRESSED = re.compile(r"\b(?:you|your|u|ur|yourself)\b", re.IGNORECASE)
@@ -172,9 +179,10 @@ def asked_in(previous: Message | None) -> str | None:
     return _question(previous)
 
 
-def replied_to(previous: Message | None) -> str | None:
-    """The other speaker's last sentence before the user's message (the last two when the last
-    is short), verbatim, when it can be quoted as what a reply answers."""
+def replied_to(previous: Message | None) -> Replied | None:
+    """The other speaker's sentences before the user's message, verbatim, with the default
+    quotation of what a reply answers: the last sentence (the last two when the last is
+    short). :func:`.replies.replied_quote` picks the one a reply's pro-form leans on."""
     found = _last_sentence(previous)
     if found is None or previous is None:
         return None
@@ -184,11 +192,10 @@ def replied_to(previous: Message | None) -> str | None:
         # "Cats can be tricky, can't they? But so adorable.": a short last sentence leans on
         # the one before it
         text = previous.text[pieces[-2].start : pieces[-1].end].strip()
-    if '"' in text or len(text.split()) > MAX_REPLIED_WORDS or len(text.split()) < 2:
-        return None
-    if is_certification(text):
-        return None
-    return text
+    spans = (*((p.start, p.end) for p in pieces[:-1]), (last.start, last.end))
+    if '"' in text or not 2 <= len(text.split()) <= MAX_REPLIED_WORDS or is_certification(text):
+        return Replied(previous.text, spans, None)  # an earlier sentence may still hold it
+    return Replied(previous.text, spans, text)
 
 
 def _last_sentence(previous: Message | None) -> tuple[list[Piece], Piece] | None:
@@ -237,7 +244,12 @@ def _answer_piece(message: Message) -> tuple[Piece, Piece | None] | None:
     whole = strip_opener(first)
     if whole is None or whole.end <= piece.end:
         return piece, piece  # the clause is the whole sentence (but for a closing pleasantry)
-    return piece, whole if _short_answer(whole.text) else None
+    if _short_answer(whole.text):
+        return piece, whole
+    # a clause is an answer of its own only up to a comma, a semicolon or a dash ("Thursday and
+    # Friday, you can come either day!"), never cut inside a phrase ("allergies make it so ...")
+    after = message.text[piece.end : piece.end + 2]
+    return piece, piece if after[:1] in ",;:-–—" else None
 
 
 def _short_answer(text: str) -> bool:
@@ -298,8 +310,10 @@ def _open_content(question: str, answer: str) -> str | None:
         return None
     if _FIRST_PERSON.search(answer) or _REACTION.match(answer) or _YES.match(answer):
         return None
-    if _PRO_FORM_ANSWER.match(answer) or _ADDRESSED.search(answer):
-        return None  # "they are ...": whom?; "The less you know, the better.": a retort
+    if _PRO_FORM_ANSWER.match(answer) and not holds_referent(question):
+        return None  # "they are hypocrites ...": whom?
+    if _RETORT.search(answer):
+        return None
     if _NO.match(answer) or not re.search(r"[A-Za-z0-9]", answer):
         return None
     return f'Asked "{question}", User answered: "{answer}".'

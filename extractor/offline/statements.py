@@ -41,6 +41,7 @@ from .draft import (
 )
 from .english import finish, third_person, tidy
 from .entities import entities_in
+from .replies import Replied, replied_quote
 from .standalone import (
     bare_reporter,
     hides_who,
@@ -76,9 +77,10 @@ _CHATTER = re.compile(
     r"i'?m\s+(?:sure|glad|sorry|happy for|excited for|jealous|proud of you|so sorry|"
     r"(?:so\s+)?(?:glad|happy) (?:to hear|you|that)|good|fine|well|doing|great|okay|ok|"
     r"all ears|with you|(?:in|down|game)(?=\W*$)|curious|not sure (?:what|how|if|about|why|where)|"
-    r"(?:so |very )?impressed|rooting|thinking of you)\b|"
+    r"(?:so |very |always |really |truly |just )?impressed|rooting|thinking of you)\b|"
     r"i\s+am\s+(?:sure|glad|sorry|happy for|excited for|jealous|good|fine|well|doing|great|"
-    r"curious|impressed|so sorry|rooting|(?:glad|happy) (?:to hear|you|that)|"
+    r"curious|(?:so |very |always |really |truly |just )?impressed|so sorry|rooting|"
+    r"(?:glad|happy) (?:to hear|you|that)|"
     r"not sure (?:what|how|if|why|where|whether))\b|"
     # a reaction to the other speaker's news, however strongly felt ("I'm really sorry to hear
     # that", "I am so proud of you", "I'm so excited for you!")
@@ -226,7 +228,9 @@ _PASSING_STATE = re.compile(
     r"kind\s+of|a\s+little|a\s+bit|getting|not|even)\s+)*"
     r"(?:excited|interested|intrigued|thrilled|pumped|stoked|curious|psyched|looking\s+forward|"
     r"in|sure|certain)"
-    r"(?:\s+(?:about|in|to|for|of))?(?:\s+(?:it|this|that|them|those|these|one))?"
+    r"(?:\s+(?:about|in|to|for|of))?"
+    # "... looking forward to reading it.": the other speaker's book
+    r"(?:\s+(?:[a-z]+ing\s+)?(?:it|this|that|them|those|these|one))?"
     r"(?:\s+(?:now|too|as\s+well|already|again|yet|though|either))?\W*$|"
     r"^i(?:'m|\s+am)\s+(?:not|really\s+not|not\s+really|not\s+quite|not\s+entirely|not\s+too)"
     r"\s+(?:sure|certain)\b",
@@ -309,7 +313,11 @@ _INSTRUCTION = re.compile(
     r"^(?:(?:from now on|going forward|in future|in the future),?\s+)?(?:please\s+)?"
     r"(?:(?:always|never|only|don'?t|do not|stop|just)\s+)?(?:please\s+)?"
     r"(?:answer|respond|reply|write|use|call me|keep|give|format|talk|speak|explain|address|"
-    r"avoid|include|show|be|refer to me|remember to|sign|add|list|summari[sz]e|translate)\b"
+    r"avoid|include|show|be|refer to me|sign|add|list|summari[sz]e|translate|"
+    # "Remember to answer in French.", not advice ("Remember to find joy in the little things.")
+    r"remember\s+to\s+(?:always\s+|never\s+)?(?:answer|respond|reply|write|use|call\s+me|"
+    r"format|include|mention|cite|ask|check|add|keep|summari[sz]e|translate|speak|talk|"
+    r"explain|address|sign))\b"
     # encouragement and advice to the other speaker are not instructions to the assistant
     r"(?!\s+(?:up|trying|going|at it|it up|careful|safe|okay|ok|well|strong|patient|about|"
     r"give up|worry|to keep)\b)(?![^.!?]*\b(?:you|your|u|ur)\b)"
@@ -327,7 +335,9 @@ _TASK = re.compile(
 )
 _STANDING = re.compile(
     r"\b(?:always|never|from now on|going forward|in (?:the )?future|every time|each time|"
-    r"whenever|by default|only|don'?t|do not|stop)\b",
+    r"whenever|by default|only)\b|"
+    # "Don't use emojis.", "Stop apologising.", not "Show me how to stop a robber."
+    r"^(?:please\s+)?(?:don'?t|do not|stop)\b",
     re.IGNORECASE,
 )
 #: Asides that introduce something rather than state it ("Attached is my CV.", "Quick context
@@ -368,12 +378,12 @@ def user_groups(
     message: Message,
     origin: Origin = Origin.USER,
     question: str | None = None,
-    replied: str | None = None,
+    replied: Replied | None = None,
 ) -> list[Group]:
     """Assertion events and the claims they carry, clause by clause. ``question`` is the other
     speaker's question this message answers, if any: what a pro-form in it may stand for;
-    ``replied`` the other speaker's last sentence before it, quoted when a pro-form in a
-    sentence has no referent of its own (:func:`claim_for`)."""
+    ``replied`` the other speaker's sentences before it, one of which is quoted when a
+    pro-form in a sentence has no referent of its own (:func:`claim_for`)."""
     if is_injection(message.text):
         return []
     # A certification word is kept only where it is the speaker's own word about their world
@@ -411,7 +421,8 @@ def user_groups(
                 piece.start if part.start > piece.start else _start_before(pieces, i - 1, skipped)
             )
             claim = claim_for(part, message, origin, question, replied, lead)
-            if claim is not None:
+            if claim is not None and not any(g.drafts[1].piece == claim.piece for g in groups):
+                # (two clauses of a sentence quoted with what it replies to quote it whole once)
                 groups.append(Group([stated(claim.piece, message, origin), claim], priority=0))
     return groups
 
@@ -517,7 +528,7 @@ def claim_for(
     message: Message,
     origin: Origin,
     question: str | None = None,
-    replied: str | None = None,
+    replied: Replied | None = None,
     lead: int | None = None,
 ) -> Draft | None:
     """The claim ``piece`` makes, or ``None``.
@@ -550,10 +561,15 @@ def claim_for(
             widened = _widened(piece, message, lead)
             if widened is not None:
                 piece, text = widened, widened.text
-            elif replied is not None and leans_on_words(text) and holds_referent(text, replied):
-                said = " ".join(text.split())
-                content = f'Told "{replied}", User replied: "{said}"'
-                return proposition(piece, message, origin, memory_type, content, verbatim=True)
+            elif replied is not None and leans_on_words(text):
+                # quoted with the other speaker's sentence that holds what it leans on
+                told = replied_quote(piece, message, replied)
+                if told is None or not holds_referent(told[0].text, told[1]):
+                    return None
+                whole, quoted = told
+                said = " ".join(whole.text.split())
+                content = f'Told "{quoted}", User replied: "{said}"'
+                return proposition(whole, message, origin, memory_type, content, verbatim=True)
             else:
                 return None
         elif early is None and hides_who(text):

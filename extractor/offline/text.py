@@ -145,6 +145,7 @@ def clauses(piece: Piece) -> list[Piece]:
 _STRONG_OPENERS = (
     r"yes|yeah|yea|yep|yup|nope|nah|oh+|ahh*|aw+|wow|ha(?:ha)+|he(?:he)+|lol|lmao|hmm+|um+|uh+|"
     r"ok|okay|hi|hello|hey|thanks|thank you|omg|ugh|gosh|whoa|yikes|hehe|hah|"
+    r"congrats|congratulations|kudos|bravo|way to go|"
     r"good (?:morning|afternoon|evening|night|day)(?=\s*[,!.]|\s*$)"
 )
 _WEAK_OPENERS = (

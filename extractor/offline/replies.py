@@ -1,0 +1,216 @@
+"""What a user's reply leans on in the other speaker's message: the sentence a ``Told "...",
+User replied: "..."`` content quotes, or nothing when no sentence holds it.
+
+A reply whose pro-form has no referent in its own message ("I've always loved them.") is kept
+with the other speaker's words quoted, but only when the quotation makes it whole:
+
+* the reply is a whole sentence, never a clause cut out of one ("so it's my way of helping
+  out.", "I couldn't figure it out on my own so a group of friends");
+* the reply is about the user: a remark on what both speakers share or on people in general,
+  in the first person plural with no first person singular ("It's tough when our health holds
+  us back.", "It looks like we both have things we enjoy doing."), is not;
+* the reply points at nothing shown ("moments like these");
+* the words its pro-form needs are not in the user's own message before it (there the
+  pro-form leans on the user's own words, which no quotation of the other speaker gives);
+* the sentence quoted holds something the pro-form can stand for: a thing for "it" ("Does the
+  car belong to you?"), things or a name for "they" ("I love horses."), a person for "her"
+  ("Is that the woman from Canada?"); not a sentence that leans on the same pro-form itself
+  ("What gave you the idea to paint it?", "They're so beautiful.") -- the other speaker's
+  sentences are read back from the last, up to :data:`LOOK_BACK`, and the quotation runs from
+  the one that holds the referent to the end of the message ("I love horses. They're so
+  beautiful and majestic."), preferring one that shares a word with the reply ("... the
+  shampoo bottle prank ..." for "I want it to be an epic prank.").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..conversation import Message
+from .cues import is_certification
+from .text import Piece, sentences
+
+#: How many of the other speaker's sentences, from the last, may hold what a reply leans on.
+LOOK_BACK = 3
+#: The longest quotation of the other speaker.
+MAX_QUOTED_WORDS = 30
+#: The longest reply quoted whole; a longer one is quoted up to the comma that ends its clause.
+MAX_REPLY_WORDS = 40
+
+
+@dataclass(frozen=True)
+class Replied:
+    """The other speaker's message a user message replies to: its text and sentence spans, and
+    the default quotation (the last sentence, or the last two when the last is short; ``None``
+    when that cannot be quoted: too long, a quotation of its own, a certification word)."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...]
+    last: str | None
+
+    @property
+    def sentences(self) -> tuple[str, ...]:
+        return tuple(self.text[lo:hi] for lo, hi in self.spans)
+
+    def since(self, index: int) -> str:
+        """The other speaker's words from sentence ``index`` to the end, verbatim."""
+        return self.text[self.spans[index][0] : self.spans[-1][1]]
+
+
+#: What both speakers, or people in general, share ("we both", "our health", "us all").
+_SHARED = re.compile(
+    r"\b(?:we\s+both|both\s+of\s+us|we\s+all|all\s+of\s+us|us\s+all|each\s+other)\b|"
+    r"\bour\s+(?:lives|life|hearts?|health|bodies|body|minds?|souls?|loved\s+ones)\b",
+    re.IGNORECASE,
+)
+_SINGULAR = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bI['’](?:m|ve|d|ll)\b", re.IGNORECASE)
+_LIKE_SHOWN = re.compile(r"\b(?:like|such\s+as)\s+(?:these|this)\b", re.IGNORECASE)
+#: "it" with a clause after it stands for that clause, not for a thing ("It's so nice to meet
+#: someone who ...", "It's knowing that ...").
+_EXPLETIVE_IT = re.compile(
+    r"\bit(?:['’]s|\s+is|\s+was|\s+feels|\s+seems)\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:to|when|that|if|how|because|knowing|seeing|having)\b",
+    re.IGNORECASE,
+)
+#: A pro-form that stands for a thing, things or a person.
+_PRO_FORM = re.compile(
+    r"\b(?:it|its)\b(?!['’]s\s)|\bit(?=['’]s\s)|^\W*(?:this|that)\b|\b(?:this|that)\W*$|"
+    r"\bthat['’]s\b|\b(?:they|them|their|theirs|these|those|both|he|him|his|she|her|hers)\b",
+    re.IGNORECASE,
+)
+#: Nouns that stand for nothing said in words: a picture, a time, a stand-in.
+_NOT_A_REFERENT = (
+    r"(?:pic|pics|picture|pictures|photo|photos|image|images|shot|shots|snap|one|ones|thing|"
+    r"things|stuff|idea|ideas|way|ways|time|times|lot|bit|chance|moment|moments|point|same|rest|"
+    r"day|days|others|other|everyone|everything|something|anything|kind|sort)\b"
+)
+#: Words that name nothing.
+_FUNCTION = (
+    r"(?:the|a|an|it|its|them|they|that|this|these|those|me|you|your|him|her|us|my|our|their|"
+    r"his|what|which|who|how|when|where|why|there|here|then|now|all|any|some|one|ones|mind|"
+    r"general|particular|fact|case|order|time|least|most|first|last|any\w*|every\w*|some\w*|"
+    r"no\w*)\b"
+)
+_DETERMINER = (
+    r"\b(?:a|an|the|my|your|his|her|our|their|its|some|any|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten|\d+|many|several|much|more|few|other|another|every|each|all|these|those|"
+    r"that|this|no)\s+(?!" + _NOT_A_REFERENT + r")"
+    r"(?:(?!(?:to|of|and|or|in|on|at|with|for|is|was|are|were|be)\b)[\w-]+\s+){0,2}?"
+)
+#: The noun of a noun phrase: not a stand-in, nor an adjective before one ("a gorgeous pic").
+_NOUN = r"(?!" + _NOT_A_REFERENT + r")[a-z][\w-]+(?![\w-])(?!\s+" + _NOT_A_REFERENT + r")"
+_NAME = re.compile(r"(?<=\S\s)(?-i:(?!(?:I|I'm|I've|I'd|I'll)\b)[A-Z][\w'-]+)")
+#: Words before a name that make it whom the sentence addresses ("Wow Caroline, ...").
+_CALLING = re.compile(
+    r"(?:hey|hi|hello|wow|thanks|thank\s+you|oh|yes|yeah|congrats|nice\s+one|sorry|well)"
+    r"[\s,!]*$",
+    re.IGNORECASE,
+)
+_REFERENTS = (
+    # a thing, or what the speaker does ("I do love watching classics.")
+    re.compile(
+        _DETERMINER + _NOUN + r"|"
+        r"\b(?:love|like|enjoy|hate|about|of|for|tried|try|started|go|went|keep|not|quit|stop)"
+        r"\s+(?:[a-z]+\s+)?"
+        r"(?!(?:being|going|doing|nothing|something|anything|everything)\b)[a-z]{2,}ing\b|"
+        # an activity that ends the sentence ("I actually don't paint.", "I love to dance!")
+        r"\b(?:don'?t|never|love\s+to|like\s+to|learned\s+to|learning\s+to)\s+"
+        r"(?!(?:know|think|have|get|go|see|mind|want|need|like|care|understand|remember|"
+        r"believe|really|even|do)\b)[a-z]{4,}\W*$|"
+        # a bare noun after a preposition or a verb of taste ("in china", "drink soda")
+        r"\b(?:in|with|about|from|at|into|drink|eat|enjoying|play|playing|watch|watching|seen|saw|"
+        r"met|heard|love|like|hate)\s+"
+        r"(?!" + _FUNCTION + r")[a-z]{3,}\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"(?:" + _DETERMINER + r"|\b(?:love|like|enjoy|play|have|watch|read|see|about|of|"
+        r"with|for|and)\s+|^\W*)(?!" + _NOT_A_REFERENT + r")[a-z][\w-]*[^siu\W]s\b"
+        r"(?!\s+" + _NOT_A_REFERENT + r")",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:mom|mum|mother|dad|father|sister|brother|wife|husband|girlfriend|boyfriend|"
+        r"friend|daughter|son|woman|man|lady|guy|girl|boy|partner|boss|teacher|neighbou?r|"
+        r"kid|child|baby|aunt|uncle|cousin|grandma|grandpa|doctor|coworker|colleague)\b|"
+        # a pet, a ship: "her" for "your cow"
+        + _DETERMINER
+        + _NOUN,
+        re.IGNORECASE,
+    ),
+)
+_WORD = re.compile(r"[a-z][a-z'-]{3,}", re.IGNORECASE)
+_COMMON = frozenset(
+    re.findall(
+        r"\S+",
+        "that this them they their there then than with have what when where which would could "
+        "should about really just like love much more some very been from your mine also well "
+        "always never into make made want know think does even here those these will",
+    )
+)
+
+
+def replied_quote(piece: Piece, message: Message, replied: Replied) -> tuple[Piece, str] | None:
+    """The whole sentence of ``piece`` and the other speaker's words it is quoted with, or
+    ``None`` when no quotation makes the reply whole (see the module docstring)."""
+    whole = _whole_sentence(piece, message)
+    if whole is not None and len(whole.text.split()) > MAX_REPLY_WORDS:
+        # a long sentence: the clause, when it ends where the sentence has a comma or a dash
+        whole = piece if message.text[piece.end : piece.end + 1] in ",;:-–—" else None
+    if whole is None:
+        return None
+    text = whole.text
+    if _SHARED.search(text) and not _SINGULAR.search(text):
+        return None  # "It's tough when our health holds us back.": a remark on all of us
+    if _LIKE_SHOWN.search(text):
+        return None
+    plain = _EXPLETIVE_IT.sub(lambda m: " " * len(m.group()), text)
+    if not _PRO_FORM.search(plain):
+        return None if replied.last is None else (whole, replied.last)
+    quoted = _quoted(text, replied)
+    return None if quoted is None else (whole, quoted)
+
+
+def _whole_sentence(piece: Piece, message: Message) -> Piece | None:
+    """The sentence ``piece`` is in, with its opener: a reply is quoted whole."""
+    for sentence in sentences(message):
+        if sentence.start <= piece.start and piece.end <= sentence.end:
+            return sentence
+    return None
+
+
+def holds_referent(text: str) -> bool:
+    """Whether ``text`` names something a pro-form may stand for: a noun phrase with a
+    determiner or a number ("the car", "your cow", "six lottery numbers"), a bare plural after
+    a verb or a preposition ("I love horses."), what someone does ("watching classics"), a
+    person ("my mom") or a name ("Nirvana"), not whom the sentence addresses ("Nice one,
+    Joanna!") nor a stand-in ("the idea", "this pic", "those things")."""
+    if any(pattern.search(text) for pattern in _REFERENTS):
+        return True
+    return any(not _addressed(text, m) for m in _NAME.finditer(text))
+
+
+def _addressed(text: str, name: re.Match[str]) -> bool:
+    """Whether the name is whom the sentence addresses ("Nice one, Joanna!", "Wow Caroline,")."""
+    if _CALLING.search(text[: name.start()]):
+        return True
+    return text[: name.start()].rstrip().endswith(",") and not text[name.end() :].strip(" !.?")
+
+
+def _quoted(reply: str, replied: Replied) -> str | None:
+    """The other speaker's words from the sentence that holds the referent to the end."""
+    said = replied.sentences
+    recent = list(range(len(said)))[-LOOK_BACK:]
+    holding = [i for i in reversed(recent) if holds_referent(said[i])]
+    if not holding:
+        return None
+    words = {w.lower() for w in _WORD.findall(reply)} - _COMMON
+    sharing = [i for i in holding if words & {w.lower() for w in _WORD.findall(said[i])}]
+    first = (sharing or holding)[0]
+    for quoted in (replied.since(first), said[first]):
+        if 2 <= len(quoted.split()) <= MAX_QUOTED_WORDS and '"' not in quoted:
+            if is_certification(quoted):
+                return None
+            return quoted
+    return None
