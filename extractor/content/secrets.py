@@ -17,6 +17,7 @@ keeps only a redacted copy). Detection combines:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -110,22 +111,37 @@ def find_secrets(text: str) -> list[Secret]:
 
 def _library_secrets(text: str) -> list[Secret]:
     found = []
+    tokens = _Tokens(text)
     for plugin in _plugins():
         for value in plugin.analyze_string(text):
             at = text.find(value)
             if at < 0 or not value.strip():
                 continue
-            token = _token_around(text, at, at + len(value))
+            token = tokens.around(at, at + len(value))
             found.append(Secret(str(plugin.secret_type), *token))
     return found
 
 
-def _token_around(text: str, start: int, end: int) -> tuple[int, int]:
-    """Widen a match to the whole token it is part of (a detector may match only a prefix)."""
-    for m in _TOKEN.finditer(text):
-        if m.start() <= start < m.end():
-            return m.start(), max(end, m.end())
-    return start, end
+class _Tokens:
+    """The whitespace-separated tokens of a text (:data:`_TOKEN`), found once when first asked
+    for, so widening each of many matches costs a binary search, not a scan of the text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts: list[int] | None = None
+        self._ends: list[int] = []
+
+    def around(self, start: int, end: int) -> tuple[int, int]:
+        """Widen a match to the whole token it is part of (a detector may match only a
+        prefix); the match itself when ``start`` is in no token."""
+        if self._starts is None:
+            spans = [m.span() for m in _TOKEN.finditer(self.text)]
+            self._starts = [a for a, _ in spans]
+            self._ends = [b for _, b in spans]
+        i = bisect_right(self._starts, start) - 1
+        if i >= 0 and start < self._ends[i]:
+            return self._starts[i], max(end, self._ends[i])
+        return start, end
 
 
 def _said_secrets(text: str) -> list[Secret]:
@@ -170,12 +186,41 @@ def redact(text: str, secrets: list[Secret] | None = None) -> str:
     found where a ``[REDACTED ...]`` mark starts ("password is [REDACTED password]") is the
     mark itself, and left alone."""
     if secrets is None:
-        marks = [(m.start(), m.end()) for m in _MARK.finditer(text)]
-        secrets = [s for s in find_secrets(text)
-                   if not any(a <= s.start < b for a, b in marks)]  # fmt: skip
-    for secret in sorted(secrets, key=lambda s: s.start, reverse=True):
-        text = f"{text[: secret.start]}[REDACTED {secret.kind}]{text[secret.end :]}"
-    return text
+        found = find_secrets(text)
+        if not found:
+            return text
+        marks = [m.span() for m in _MARK.finditer(text)]
+        secrets = [s for s in found if not _in_a_mark(s.start, marks)]
+    ordered = sorted(secrets, key=lambda s: s.start)
+    if not _apart(ordered, len(text)):
+        for secret in sorted(secrets, key=lambda s: s.start, reverse=True):  # overlapping
+            text = f"{text[: secret.start]}[REDACTED {secret.kind}]{text[secret.end :]}"
+        return text
+    parts: list[str] = []
+    at = 0
+    for secret in ordered:
+        parts += (text[at : secret.start], f"[REDACTED {secret.kind}]")
+        at = secret.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def _in_a_mark(start: int, marks: list[tuple[int, int]]) -> bool:
+    """Whether ``start`` is inside one of ``marks`` (ordered, apart: as ``finditer`` finds)."""
+    i = bisect_right(marks, start, key=lambda mark: mark[0]) - 1
+    return i >= 0 and marks[i][0] <= start < marks[i][1]
+
+
+def _apart(ordered: list[Secret], length: int) -> bool:
+    """Whether the secrets, ordered by start, lie within the text one after another (a later
+    one starting where the one before ends at the earliest), so one pass replaces them as the
+    replacement from the last to the first does."""
+    at, previous = 0, -1
+    for secret in ordered:
+        if not (at <= secret.start <= secret.end <= length) or secret.start == previous:
+            return False
+        at, previous = secret.end, secret.start
+    return True
 
 
 __all__ = ["ModelProviderKeyDetector", "Secret", "find_secrets", "redact"]
