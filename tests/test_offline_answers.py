@@ -455,3 +455,33 @@ def test_reactions_advice_and_requests_put_to_the_partner_yield_nothing(
 )
 def test_standing_instructions_stay_preferences(text: str, content: str) -> None:
     assert user_contents(user(text)) == [content]
+
+
+# --- answers that leave out what they are about ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "content"),
+    [
+        (
+            "What kind of music do you like?",
+            "I like all kinds of music, but my favorite is country.",
+            "User's favorite kind of music is country.",
+        ),
+        ("What's your favorite color?", "Mine is blue.", "User's favorite color is blue."),
+        ("Whats your favorite food?", "My favorite is pizza.", "User's favorite food is pizza."),
+    ],
+)
+def test_an_answer_that_leaves_out_its_topic_carries_the_questions(
+    question: str, answer: str, content: str
+) -> None:
+    assert content in user_contents(assistant(question), user(answer))
+
+
+def test_a_reply_whose_pro_form_it_resolves_itself_keeps_the_last_sentence() -> None:
+    found = user_contents(
+        assistant("I am fine thanks"), user("I am good because I love music and play it all day")
+    )
+    assert found == [
+        'Told "I am fine thanks", User replied: "I am good because I love music and play it all day"'
+    ]

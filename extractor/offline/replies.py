@@ -166,7 +166,9 @@ def replied_quote(piece: Piece, message: Message, replied: Replied) -> tuple[Pie
     if _LIKE_SHOWN.search(text):
         return None
     plain = _EXPLETIVE_IT.sub(lambda m: " " * len(m.group()), text)
-    if not _PRO_FORM.search(plain):
+    pro_form = _PRO_FORM.search(plain)
+    if pro_form is None or holds_referent(text[: pro_form.start()]):
+        # nothing to resolve, or resolved in the reply itself ("I love music and play it")
         return None if replied.last is None else (whole, replied.last)
     quoted = _quoted(text, replied)
     return None if quoted is None else (whole, quoted)
@@ -214,3 +216,44 @@ def _quoted(reply: str, replied: Replied) -> str | None:
                 return None
             return quoted
     return None
+
+
+#: An answer that leaves out what it is about: "my favorite is country", "Mine is blue.".
+_ELIDED = re.compile(
+    r"^(?:(?:but|and|so|well)\s+)?(?:my\s+(?:favou?rite|fave)(?:\s+ones?)?|mine)\s+"
+    r"(?P<verb>is|are|was|would\s+be|has\s+to\s+be)\s+(?P<rest>\S.*?)\W*$",
+    re.IGNORECASE,
+)
+#: What a question asks about: "What's your favorite color?", "What kind of music do you like?".
+_TOPIC = re.compile(
+    r"^(?:(?:what|which)(?:['’]s|\s+is|\s+are|\s+was)|whats)\s+(?:your|ur)\s+"
+    r"(?P<named>(?:(?:favou?rite|fave)\s+)?[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)\s*\?+\W*$|"
+    r"^(?:what|which)\s+(?P<kind>(?:(?:kinds?|types?|sorts?|genres?)\s+of\s+)?[a-z][\w'-]*)\s+"
+    r"(?:do|did|would)\s+(?:you|u)\s+(?:like|love|enjoy|prefer|listen\s+to|play|watch|read|eat|"
+    r"drink)\b[^?]*\?+\W*$",
+    re.IGNORECASE,
+)
+_FIRST = re.compile(r"\b(?:i|me|my|mine|myself|we|our|us)\b", re.IGNORECASE)
+
+
+def elides_topic(text: str) -> bool:
+    """Whether ``text`` leaves out what it is about ("my favorite is country", "Mine is
+    blue."): the question it answers can say what."""
+    return _ELIDED.match(text.strip()) is not None
+
+
+def with_topic(text: str, question: str | None) -> str | None:
+    """The content of an answer that leaves out its topic, with the question's noun phrase
+    carried in ("What kind of music do you like?" -- "my favorite is country" -> "User's
+    favorite kind of music is country."), or ``None`` when the question does not say it
+    deterministically or there is no question (the claim is then read as any other)."""
+    m = _ELIDED.match(text.strip())
+    topic = _TOPIC.match(question.strip()) if question else None
+    if m is None or topic is None or _FIRST.search(m.group("rest")):
+        return None
+    noun = " ".join((topic.group("named") or topic.group("kind")).lower().split())
+    if not noun.startswith(("favorite", "favourite", "fave")) and (
+        topic.group("kind") or re.match(r"\W*(?:but\s+|and\s+)?my\b", text, re.IGNORECASE)
+    ):
+        noun = "favorite " + noun  # "my favorite is ..." after "What kind of music ...?"
+    return f"User's {noun} {m.group('verb').lower()} {m.group('rest')}."

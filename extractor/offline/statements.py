@@ -41,7 +41,7 @@ from .draft import (
 )
 from .english import finish, third_person, tidy
 from .entities import entities_in
-from .replies import Replied, replied_quote
+from .replies import Replied, elides_topic, replied_quote, with_topic
 from .standalone import (
     bare_reporter,
     hides_who,
@@ -542,6 +542,12 @@ def claim_for(
     "But I still love them!"``), when the other speaker's last sentence can be quoted;
     otherwise it yields nothing. Moves that do not last yield nothing.
     """
+    if origin is Origin.USER and elides_topic(piece.text):
+        # "my favorite is country" says what it is about with the question it answers
+        topical = with_topic(piece.text, question)
+        if topical is not None:
+            liking = MemoryType.PREFERENCE if "favo" in topical else MemoryType.WORLD_PROPOSITION
+            return proposition(piece, message, origin, liking, topical)
     # a pro-form the question it answers resolves is read resolved ("Do you like pizza?" --
     # "I love it." is "I love pizza.", a preference, not an elliptical reply)
     early = resolve(piece.text, question) if origin is Origin.USER else None
