@@ -480,8 +480,9 @@ def test_an_answer_that_leaves_out_its_topic_carries_the_questions(
 
 def test_a_reply_whose_pro_form_it_resolves_itself_keeps_the_last_sentence() -> None:
     found = user_contents(
-        assistant("I am fine thanks"), user("I am good because I love music and play it all day")
+        assistant("I am fine thanks"),
+        user("I am good because I love music and play it all the time"),
     )
     assert found == [
-        'Told "I am fine thanks", User replied: "I am good because I love music and play it all day"'
+        'Told "I am fine thanks", User replied: "I am good because I love music and play it all the time"'
     ]
