@@ -174,7 +174,11 @@ class Lexicon:
         for s in sorted(source):
             if s in wanted or root(s) in roots or s in roots:
                 return s
-        return None
+        # a compound holding it, or the same word spelled a letter apart ("workout" for "work
+        # out", "buddhist" for "buddist"): its polarity is that word's
+        return next(
+            (s for s in sorted(source) if _compound(stem, [s]) or spelled_alike(stem, [s])), None
+        )
 
     def supported(self, stem: str, source: frozenset[str]) -> bool:
         """Whether ``source`` (a set of stems) says ``stem`` in some form or other words."""
