@@ -315,3 +315,84 @@ def test_the_offline_models_wordings_pass() -> None:
     turn = "I didn't think I would like running but I actually do."
     assert finding(turn, turn, "User didn't think they would like running.") is None
     assert finding("Use", "Use", "User prefers that the assistant use.") is None
+
+
+def test_a_word_matched_as_a_compound_or_misspelling_keeps_its_polarity() -> None:
+    # the content's word is the source's in a compound or spelled a letter apart: its
+    # polarity is judged against that word, not left unjudged
+    turn = "Hey just came back from my weekly workout, how are you?"
+    assert finding(turn, turn, "I work out.") is None
+    assert finding(turn, turn, "I don't work out.") == "NEGATION_ADDED"
+    turn = "I'm buddhist, I'm on a full time spiritual journey."
+    assert finding(turn, turn, "I am a buddist.") is None
+    assert finding(turn, turn, "I am not a buddist.") == "NEGATION_ADDED"
+
+
+def test_a_pro_form_refers_back_only_from_a_clause_saying_little_of_its_own() -> None:
+    turn = "I have been to Nashville, but didn't make it to the exciting music/bar section."
+    assert finding(turn, turn, "I have been to Nashville.") is None
+    assert finding(turn, turn, "I haven't been to Nashville.") == "NEGATION_ADDED"
+    turn = "I don't sell them to a business but I am thinking about setting up a veggie stand."
+    assert finding(turn, turn, "I don't want to set up a veggie stand.") == "NEGATION_ADDED"
+    # a negation with no word of its own says "not" of the clause before it
+    turn = "My parents were both really into sports but I wasn't so much."
+    assert finding(turn, turn, "I am not really into sports.") is None
+    # ... and not of the clause after it
+    turn = "No I do not, but I enjoy a good party"
+    assert finding(turn, turn, "I don't enjoy parties.") == "NEGATION_ADDED"
+
+
+def test_a_hedge_of_an_answer_hedges_what_the_answer_goes_on_to_say() -> None:
+    turn = "I'm not sure, but yes; I had to invest a lot, but now my wheat is certified organic."
+    assert finding(turn, turn, "My wheat is certified organic.") == "UNCERTAINTY_DROPPED"
+    assert finding(turn, turn, "I think my wheat is certified organic.") is None
+    turn = "I'm not sure, but oh wow, Yes I do...The entire Harry Potter series."
+    assert finding(turn, turn, "I like the Harry Potter series.") == "UNCERTAINTY_DROPPED"
+    # a hedge that hedged a word of its own ends with its sentence
+    turn = "I'm not sure, but I like cats. I live in Berlin."
+    assert finding(turn, turn, "I live in Berlin.") is None
+
+
+def test_negation_in_other_words_and_idioms_that_say_yes() -> None:
+    turn = "I can barely stand my job."
+    assert finding(turn, turn, "I can't stand my job.") is None
+    assert finding(turn, turn, "I can stand my job.") == "NEGATION_DROPPED"
+    asked = "That seems fun and scary. Can you still train?"
+    turn = "Not right now, I can barely walk. Do you play any sports?"
+    assert finding(turn, turn, "I can barely walk right now.", asked) is None
+    turn = "Hey. You want to go out sometime? I cannot resist fish and chips!"
+    assert finding(turn, turn, "I like eating fish and chips.") is None
+    turn = "Lol I don't know I am barely getting used to this country"
+    assert finding(turn, turn, "I come from another country.") is None  # "used to" is no past
+
+
+def test_a_no_answers_the_question_not_what_the_turn_goes_on_to_say() -> None:
+    asked = "Are you visiting there now?"
+    turn = "No, but I like to go to Europe at least twice a year."
+    assert finding(turn, turn, "I like to visit Europe at least twice a year.", asked) is None
+    assert finding(turn, turn, "I don't like to go to Europe twice a year.", asked) == (
+        "NEGATION_ADDED"
+    )
+    asked = "Have you told your kids about the trip?"
+    turn = "No i want to surprise them with it."
+    assert finding(turn, turn, "I haven't told my kids.", asked) is None
+    assert finding(turn, turn, "I don't want to surprise my kids.", asked) == "NEGATION_ADDED"
+
+
+def test_the_generator_flips_a_negation_the_fact_says() -> None:
+    from extractor.evaluation.faithfulness import flip_negation, hedge_turn
+
+    # a negation written without its apostrophe is the one flipped (not "I don't dont have")
+    assert flip_negation("I dont have a pet.") == "I do have a pet."
+    assert flip_negation("I havent had a job in years.") == "I have had a job in years."
+    # "and" is no verb; an auxiliary that ends its clause is not the one negated
+    assert flip_negation("My wife and I want to go.") == (
+        "It is not true that my wife and I want to go."
+    )
+    assert flip_negation("I travel as much as I can.") == "I don't travel as much as I can."
+    # a number is a word the fact draws from its sentence; a question asserts nothing
+    assert hedge_turn("I love my dog! We have three.", "I have 3 dogs.") is None
+    assert hedge_turn("No he was in the navy. How about your grandfather?",
+                      "My grandfather was in the navy.") == (
+        "I'm not sure, but no he was in the navy. How about your grandfather?"
+    )  # fmt: skip

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
@@ -246,21 +247,26 @@ PAST_NEGATORS = _wordset("anymore formerly former previously stopped quit ex")
 #: ... and "for the first time": not before ("my dog's first time in the ocean" = "my dog had
 #: not been in the ocean"), a negation of the past that does not deny the present.
 _PAST_PHRASES = re.compile(
-    r"\b(?:no longer|(?<!\bam )(?<!\bis )(?<!\bare )(?<!\bget )(?<!\bgot )(?<!\bi'm )used to|"
-    r"(?<=\bi )use to|not any ?more|first time)\b"
+    r"\b(?:no longer|(?<!\bam )(?<!\bis )(?<!\bare )(?<!\bget )(?<!\bgot )(?<!\bgetting )"
+    r"(?<!\bi'm )used to|(?<=\bi )use to|not any ?more|first time)\b"
 )
-#: Phrases that negate what follows ("I have yet to hear it" = "I haven't heard it").
-_NEGATING_PHRASES = re.compile(r"\b(?:yet to|far from|by no means|no way)\b")
+#: Phrases that negate what follows ("I have yet to hear it" = "I haven't heard it"; "I can
+#: barely stand my job" = "I can't stand my job", though "I barely passed" says I passed).
+_NEGATING_PHRASES = re.compile(
+    r"\b(?:yet to|far from|by no means|no way|(?:can|could) (?:barely|hardly|scarcely))\b"
+)
 #: A negation that ends where it starts: "not really", "no problem", a bare "No," answer.
 _BARE_NEGATION = re.compile(
-    r"\b(?:not (?:much|really|yet|at all|quite|exactly)(?=\s*(?:[,.!?;]|$|but\b|though\b))|"
+    r"\b(?:not (?:much|really|yet|at all|quite|exactly|right now|now)"
+    r"(?=\s*(?:[,.!?;]|$|but\b|though\b))|"
     r"not (?:that i know|sure|certain|too|as)|not like(?= (?:i|it|we|you|he|she|they|that|this)\b)|"
     r"(?:didn't|did not|don't|do not|doesn't|does not) (?:know|realize|think so)(?: that)?"
     r"(?=\s*[,.!?]|\s*$)|"
     r"no (?:problem|worries|way|doubt|wonder|idea|matter|offense|kidding|big deal)|"
     r"nothing (?:much|special|new|wrong|more|better|beats|like|compares)|never mind|"
     r"(?:can't|cannot|couldn't|could not|can not) (?:stop|wait|help|imagine|believe|complain)|"
-    r"(?:can|could) never (?:give up|get enough)|couldn't (?:be|have)|"
+    r"(?:can|could) never (?:give up|get enough|say no)|couldn't (?:be|have)|"
+    r"(?:can't|cannot|can not|couldn't|could not) resist|what i wouldn't give|"
     # idioms that say yes: "I don't mind trying", "I can never get sick of zombies", "you'll
     # never believe this", "I didn't know you live in Oahu" (it holds), "I didn't think I would
     # like running" (a past expectation), "I wish I wasn't single" (I am)
@@ -327,6 +333,9 @@ class Marked:
     unit_sentence: list[int] = field(default_factory=list)
     #: per clause: whether it refers back with a pro-form ("... but I will not be taking those")
     unit_refers: list[bool] = field(default_factory=list)
+    #: per clause: whether it is a negation with no word of its own, which says "not" of the
+    #: clause before it ("my parents were into sports but I wasn't so much")
+    unit_elliptic: list[bool] = field(default_factory=list)
 
 
 def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
@@ -373,7 +382,10 @@ def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
                 contrast = piece in _CONTRASTS or following in _CONTRASTS
                 whole = whole or (hedging and carried and contrast)
                 if piece in _SENTENCE_ENDS:
-                    hedging = whole = False
+                    # a hedge that hedged nothing but an answer ("I'm not sure, but yes; I had
+                    # to ...", "... but oh wow, yes I do...The entire series") hedges what the
+                    # answer goes on to say
+                    hedging = whole = hedging and whole and carried
                 else:
                     hedging = hedging and (whole or (carried and contrast))
             if piece == "?" and opening in _QUESTION_OPENINGS:  # it asserts nothing, not even
@@ -420,12 +432,23 @@ def mark(text: str, hedge: re.Pattern[str] = _HEDGE) -> Marked:
         last = piece
         reach, true_reach = max(reach - 1, 0), max(true_reach - 1, 0)
         carried = False
+    # a clause refers back with its pro-form only when it says little of its own ("but I will
+    # not be taking those"; not "but didn't make it to the music section")
+    own = Counter(u for u, s in zip(out.unit, out.stems, strict=True) if s not in _weak())
+    for unit in range(len(out.unit_refers)):
+        if own[unit] > _REFERRING_WORDS:
+            out.unit_refers[unit] = False
+    said = Counter(out.unit)
+    out.unit_elliptic.extend(n and not said[u] for u, n in enumerate(out.unit_negated))
     if negator_seen and not out.stems:  # "I do not.", "I haven't.": an answer, nothing more
         out = Marked([], [], [], [], [], True, [], [True], unit_sentence=[0], unit_refers=[False])
     return out
 
 
 _POSSESSIVES = _wordset("my our")
+#: A clause with more content words than this (beyond :data:`WEAK` ones: "this year") says
+#: something of its own, and does not refer back to another clause with its pro-form.
+_REFERRING_WORDS = 1
 #: Words by which a clause refers back to what another clause of its sentence says.
 _PRO_FORMS = _wordset("it that those these them one ones")
 #: First words of a sentence ending in "?" that make it a question (not "I hate it, you know?").
@@ -664,6 +687,9 @@ def _joined(marks: list[Marked]) -> Marked:
             f + at for m, at in zip(marks, sentence_offsets, strict=False) for f in m.unit_sentence
         ],
         unit_refers=[f for m in marks for f in m.unit_refers],
+        unit_elliptic=[
+            f for m in marks for f in (m.unit_elliptic or [False] * len(m.unit_negated))
+        ],
     )
 
 
@@ -900,12 +926,13 @@ def _polarity(part: str, source: Source) -> Finding | None:
         if not any(said.truly_negated[i] for i in unit):
             continue
         stems = [said.stems[i] for i in unit]
+        negated = {said.stems[i] for i in unit if said.truly_negated[i]}
         best = _aligned(_at(said, unit), basis)
         if (
             best
-            and not any(_sentence_negated(basis, basis.unit[u[0]]) for u in best)
+            and not any(_restated_negated(basis, u, negated) for u in best)
             and not _head_negated(said, unit, basis)
-            and not (answer and asked & set(stems))
+            and not (answer and asked & set(stems) and not _restates(basis, best))
             and not _negated_before(said, source)
         ):  # the sentence it restates says it plainly
             shared = sorted({basis.stems[i] for u in best for i in u})
@@ -936,6 +963,24 @@ def _polarity(part: str, source: Source) -> Finding | None:
 #: How many content words at the end of the messages before a quote make the question it may
 #: answer ("... Have you ever owned a business?" -- "No I have not").
 _ASKED = 12
+#: A content clause sharing this many words with a clause of the quote restates that clause,
+#: whatever "No" answered the question before ("Are you visiting there now?" -- "No, but I like
+#: to go at least twice a year": "I don't visit Europe twice a year" restates the "but" clause).
+RESTATES = 2
+
+
+def _restates(basis: Marked, best: list[list[int]]) -> bool:
+    """Whether a clause of the quote's first sentence (the one the "No" answers in) that is no
+    question shares at least :data:`RESTATES` of a content clause's words: one it is aligned
+    with (:func:`_aligned`). "Not yet. I watched the Mickey Mouse Club" says its "not" of the
+    question, and the sentence after it does not restate that."""
+    return any(
+        basis.unit_sentence[unit] == 0
+        and unit not in basis.questions
+        and len({basis.stems[i] for i in positions}) >= RESTATES
+        for positions in best
+        for unit in [basis.unit[positions[0]]]
+    )
 
 
 def _aligned(said: Marked, basis: Marked) -> list[list[int]]:
@@ -1016,19 +1061,38 @@ def _denied(part: str, said: Marked, source: Source) -> list[str]:
     return sorted({s for s in said.stems if s in asked})
 
 
+def _restated_negated(marked: Marked, positions: list[int], negated: set[str]) -> bool:
+    """Whether a clause of ``marked`` (``positions``: the words a content clause shares with
+    it) negates what the content clause negates (``negated``): by another clause of its
+    sentence (:func:`_sentence_negated`), or by its own negation, which must come before most
+    of the clause's occurrences of those words ("I saw my kids for the first time in months"
+    does not negate "saw my kids"). When the clause holds none of them, its negation may be
+    the content's in other words ("the nursery is nowhere near done": "not ready")."""
+    unit = marked.unit[positions[0]]
+    if not marked.unit_negated[unit]:
+        return _sentence_negated(marked, unit)
+    within = [i for i, u in enumerate(marked.unit) if u == unit]
+    start = next((i for i in within if marked.negated[i]), len(marked.stems))
+    hits = [i for i in within if marked.stems[i] in negated]
+    return not hits or 2 * sum(1 for i in hits if i >= start) > len(hits)
+
+
 def _sentence_negated(marked: Marked, unit: int) -> bool:
     """Whether clause ``unit`` of ``marked`` holds a negation, or another clause of its
     sentence negates it by referring back ("There are opportunities to teach summer school
-    but I will not be taking those"; not "No I do not, but I enjoy a good party")."""
+    but I will not be taking those"; not "No I do not, but I enjoy a good party"), or a later
+    one says "not" of it with no word of its own ("... into sports but I wasn't so much")."""
     if marked.unit_negated[unit] or not marked.unit_sentence:
         return marked.unit_negated[unit]
     sentence = marked.unit_sentence[unit]
+    elliptic = marked.unit_elliptic or [False] * len(marked.unit_negated)
     return any(
-        negated and refers and at == sentence
-        for negated, refers, at in zip(
-            marked.unit_negated, marked.unit_refers, marked.unit_sentence, strict=True
+        negated and (refers or (bare and later > unit)) and at == sentence
+        for later, (negated, refers, bare, at) in enumerate(
+            zip(marked.unit_negated, marked.unit_refers, elliptic, marked.unit_sentence,
+                strict=True)
         )
-    )
+    )  # fmt: skip
 
 
 def _head_negated(said: Marked, unit: list[int], basis: Marked) -> bool:

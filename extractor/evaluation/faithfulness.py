@@ -177,11 +177,19 @@ _NEGATED = re.compile(
     r"\bno longer\b|\bused to\b|"
     r"\b(?:do|does|did|is|are|was|were|have|has|can|could|will|would)n't\b|"
     r"\b(?:don't|doesn't|didn't|can't|won't|cannot)\b|\bnot\b(?! (?:sure|certain)\b)|\bnever\b|"
+    # written without the apostrophe: "I dont have a pet" (else the flip says "I don't dont")
+    r"\b(?:dont|doesnt|didnt|cant|wont|isnt|arent|wasnt|werent|havent|hasnt|hadnt|couldnt|"
+    r"wouldnt|shouldnt)\b|"
     r"\bno\b(?= \w)",
     re.IGNORECASE,
 )
-_AUXILIARY = re.compile(r"\b(am|is|are|was|were|will|can|could|would|should|must)\b", re.I)
-_SUBJECT_VERB = re.compile(r"^((?:I|We|They|My \w+|Our \w+)\s+)(\w+)", re.I)
+#: An auxiliary the flip negates: one a word follows ("as much as I can" ends the clause, and
+#: "... as I can not" negates nothing the fact says).
+_AUXILIARY = re.compile(
+    r"\b(am|is|are|was|were|will|can|could|would|should|must)\b(?=\s+[^\W\d_])", re.I
+)
+#: A subject and its verb ("My wife and I want ...": the subject goes on, "and" is no verb).
+_SUBJECT_VERB = re.compile(r"^((?:I|We|They|My \w+|Our \w+)\s+)(?!(?:and|or)\b)(\w+)", re.I)
 _NUMBER_WORDS = _words_list(
     "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty "
     "hundred"
@@ -199,7 +207,8 @@ HEDGE_PREFIX = "I'm not sure, but "
 #: it presupposes ("my cow").
 _POSSESSION = re.compile(r"^\s*(?:I|User)(?: also)? (?:have|has|own|owns)\b", re.I)
 _POSITIVE = {"don't": "do", "doesn't": "does", "didn't": "did", "can't": "can", "won't": "will",
-             "cannot": "can"}  # fmt: skip
+             "cannot": "can", "dont": "do", "doesnt": "does", "didnt": "did", "cant": "can",
+             "wont": "will"}  # fmt: skip
 
 
 def perturb(pair: Pair, rng: random.Random, others: list[str]) -> dict[str, tuple[str, str]]:
@@ -234,7 +243,7 @@ def flip_negation(fact: str) -> str:
             return fact[: m.start()] + "some" + fact[m.end() :]
         if word in ("not", "never"):
             return fact[: m.start()] + fact[m.end() :].lstrip()
-        positive = _POSITIVE.get(word, word.removesuffix("n't"))
+        positive = _POSITIVE.get(word, word.removesuffix("n't").removesuffix("nt"))
         return fact[: m.start()] + positive + fact[m.end() :]
     aux = _AUXILIARY.search(fact)
     if aux is not None:
@@ -271,14 +280,17 @@ def swap_name(fact: str, known: set[str], rng: random.Random) -> str | None:
 def hedge_turn(turn: str, fact: str) -> str | None:
     """``turn`` with the sentence the fact draws most words from hedged ("I'm not sure, but");
     ``None`` when no sentence holds most of the fact's words that the turn holds."""
-    fact_stems = {stem(w) for w in words(fact) if _content(w)}
+    fact_stems = _said(fact)
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", turn) if s]
-    shared = [fact_stems & {stem(w) for w in words(s)} for s in sentences]
-    best = max(range(len(sentences)), key=lambda i: len(shared[i]), default=0)
-    in_turn = set().union(*shared) if shared else set()
-    if not shared or not shared[best] or 2 * len(shared[best]) <= len(in_turn):
+    shared = [fact_stems & _said(s, every=True) for s in sentences]
+    # a question asserts nothing: hedging it ("I'm not sure, but how about you?") leaves what
+    # the user said as it was
+    asserted = [i for i, s in enumerate(sentences) if not _QUESTION.match(s)]
+    best = max(asserted, key=lambda i: len(shared[i]), default=0)
+    in_turn = set().union(*(shared[i] for i in asserted))
+    if not asserted or not shared[best] or 2 * len(shared[best]) <= len(in_turn):
         return None
-    if sum(1 for s in shared if len(s) == len(shared[best])) > 1:
+    if sum(1 for i in asserted if len(shared[i]) == len(shared[best])) > 1:
         return None  # another sentence says it as well, unhedged
     if _POSSESSION.match(fact) and all(
         re.search(rf"\b(?:my|our)\s+(?:\w+\s+){{0,2}}{re.escape(w)}", sentences[best], re.I)
@@ -341,6 +353,24 @@ def faithfulness_json(report: FaithfulnessReport) -> dict[str, object]:
 
 def _content(word: str) -> bool:
     return word not in STOPWORDS and not word.isdigit()
+
+
+def _said(text: str, every: bool = False) -> set[str]:
+    """The stems of ``text``'s content words (of every word with ``every``), and its numbers
+    in any spelling ("3" and "three" are one word: "We have three." is where "I have 3 dogs"
+    comes from)."""
+    tokens = words(text)
+    return {stem(w) for w in tokens if every or _content(w)} | {
+        f"#{value:g}" for value in numbers(tokens)
+    }
+
+
+#: A sentence that asks: it ends in "?" and opens with a question word or an auxiliary.
+_QUESTION = re.compile(
+    r"^\W*(?:how|what|why|who|where|when|which|do|does|did|is|are|was|were|have|has|can|could|"
+    r"would|will|should|any)\b[^.!]*\?\s*$",
+    re.I,
+)
 
 
 __all__ = [
