@@ -237,6 +237,24 @@ def test_the_hand_labels_are_of_held_out_pairs_and_use_the_rubric() -> None:
         _check_hand_labels([json.loads(line) for line in text.splitlines()])
 
 
+def test_the_third_draw_is_of_held_out_pairs_awaiting_a_reader() -> None:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "evalsets" / "faithfulness" / "heldout-rejected-50-r3.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 50
+    assert all(row["line"] % 2 == 0 and row["fact"] for row in rows)
+    assert {row["code"] for row in rows} <= {
+        "CONTENT_UNSUPPORTED", "NEGATION_DROPPED", "NEGATION_ADDED", "UNCERTAINTY_DROPPED"
+    }  # fmt: skip
+    # the labels are a separate reader's to give: none yet, or all of them by the rubric
+    if any(row["label"] is not None for row in rows):
+        _check_hand_labels(rows)
+    else:
+        assert all(row["note"] is None for row in rows)
+
+
 def _check_hand_labels(rows: list[dict[str, Any]]) -> None:
     assert len(rows) == 50
     assert all(row["line"] % 2 == 0 for row in rows)  # the held-out half: even lines
@@ -373,10 +391,11 @@ def test_a_no_answers_the_question_not_what_the_turn_goes_on_to_say() -> None:
     assert finding(turn, turn, "I don't like to go to Europe twice a year.", asked) == (
         "NEGATION_ADDED"
     )
-    asked = "Have you told your kids about the trip?"
-    turn = "No i want to surprise them with it."
-    assert finding(turn, turn, "I haven't told my kids.", asked) is None
-    assert finding(turn, turn, "I don't want to surprise my kids.", asked) == "NEGATION_ADDED"
+    # the clause of the "No" itself is what the "No" answers with
+    asked = "My horse is called buttercup. We have six in all. Do you have pets?"
+    turn = "No just listen to some music and relax"
+    assert finding(turn, turn, "User doesn't have pets: just listen to some music and relax.",
+                   asked) is None  # fmt: skip
 
 
 def test_the_generator_flips_a_negation_the_fact_says() -> None:
@@ -396,3 +415,15 @@ def test_the_generator_flips_a_negation_the_fact_says() -> None:
                       "My grandfather was in the navy.") == (
         "I'm not sure, but no he was in the navy. How about your grandfather?"
     )  # fmt: skip
+
+
+def test_the_restated_clauses_negation_must_be_about_what_the_content_negates() -> None:
+    turn = "I saw my kids for the first time in a few months!"
+    assert finding(turn, turn, "I saw my kids after a few months.") is None
+    assert finding(turn, turn, "I don't see my kids.") == "NEGATION_ADDED"
+    turn = "I've 2 sisters. They love pink, I hate pink."
+    assert finding(turn, turn, "My sisters love pink.") is None
+    assert finding(turn, turn, "My sisters don't love pink.") == "NEGATION_ADDED"
+    # the clause's negation may be the content's in other words
+    turn = "There is no way I will make it to the full 9! And the nursery is nowhere near done!"
+    assert finding(turn, turn, "The nursery is not ready at all.") is None

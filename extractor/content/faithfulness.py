@@ -970,12 +970,15 @@ RESTATES = 2
 
 
 def _restates(basis: Marked, best: list[list[int]]) -> bool:
-    """Whether a clause of the quote's first sentence (the one the "No" answers in) that is no
-    question shares at least :data:`RESTATES` of a content clause's words: one it is aligned
-    with (:func:`_aligned`). "Not yet. I watched the Mickey Mouse Club" says its "not" of the
-    question, and the sentence after it does not restate that."""
+    """Whether a clause of the quote's first sentence (the one the "No" answers in) after its
+    first ("No, but I like to go ...") that is no question shares at least :data:`RESTATES` of
+    a content clause's words: one it is aligned with (:func:`_aligned`). "Not yet. I watched the
+    Mickey Mouse Club" says its "not" of the question, and the sentence after it does not
+    restate that; nor does the clause of the "No" itself ("Do you have pets?" -- "No just
+    listen to some music and relax": "User doesn't have pets")."""
     return any(
         basis.unit_sentence[unit] == 0
+        and unit > 0  # the "No" is the first clause's: "No just listen to some music" is its own
         and unit not in basis.questions
         and len({basis.stems[i] for i in positions}) >= RESTATES
         for positions in best
