@@ -266,7 +266,7 @@ _BARE_NEGATION = re.compile(
     r"nothing (?:much|special|new|wrong|more|better|beats|like|compares)|never mind|"
     r"(?:can't|cannot|couldn't|could not|can not) (?:stop|wait|help|imagine|believe|complain)|"
     r"(?:can|could) never (?:give up|get enough|say no)|couldn't (?:be|have)|"
-    r"(?:can't|cannot|can not|couldn't|could not) resist|what i wouldn't give|"
+    r"(?:can't|cannot|can not|couldn't|could not) resist|what (?:\w+ ){1,2}wouldn't give|"
     # idioms that say yes: "I don't mind trying", "I can never get sick of zombies", "you'll
     # never believe this", "I didn't know you live in Oahu" (it holds), "I didn't think I would
     # like running" (a past expectation), "I wish I wasn't single" (I am)
