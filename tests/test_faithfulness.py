@@ -380,6 +380,9 @@ def test_negation_in_other_words_and_idioms_that_say_yes() -> None:
     assert finding(turn, turn, "I can barely walk right now.", asked) is None
     turn = "Hey. You want to go out sometime? I cannot resist fish and chips!"
     assert finding(turn, turn, "I like eating fish and chips.") is None
+    turn = "What I wouldn’t give to go fishing with my grandfather just one more afternoon…"
+    assert finding(turn, turn, "What User wouldn’t give to go fishing with their grandfather "
+                   "just one more afternoon…") is None  # fmt: skip
     turn = "Lol I don't know I am barely getting used to this country"
     assert finding(turn, turn, "I come from another country.") is None  # "used to" is no past
 
