@@ -40,7 +40,7 @@ from .scorer import drop_chatter
 from .statements import user_groups
 from .tools import tool_groups
 
-MODEL_NAME = "offline-rules-5"
+MODEL_NAME = "offline-rules-6"
 CHARS_PER_TOKEN = 4
 
 
