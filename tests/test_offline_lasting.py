@@ -102,6 +102,7 @@ def test_telling_or_leaving_with_something_said_is_not_a_move(text: str) -> None
         "I hate Mexicans.",
         "I want to eat a dog.",
         "I want to kick my neighbor's cat.",
+        "I want to hurt my brother.",
         "I want to terrorize the town.",
         "I want to cause mass hysteria.",
     ],
@@ -127,6 +128,9 @@ def test_round_four_harm_phrasings_are_flagged(text: str) -> None:
         "I collect evidence at crime scenes for the police.",
         "I paint murals on walls for the city.",
         "I feed the stray cats near my house.",
+        # an injury is not harm done to someone (round 5: a soccer accident was quarantined)
+        "My son had a soccer accident last Saturday and hurt his ankle.",
+        "I hurt my back lifting boxes at work.",
     ],
 )
 def test_round_four_close_variants_are_not_harmful(text: str) -> None:

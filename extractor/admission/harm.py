@@ -21,8 +21,17 @@ from dataclasses import dataclass
 from ..candidates import MemoryCandidate
 from .detect import matching
 
+#: What an injury or a feeling is of, not a person: "hurt his ankle", "hurt my back", "hurt her
+#: feelings" say nothing of harm done to someone.
+_NOT_A_PERSON = (
+    r"(?!(?:ankles?|knees?|backs?|legs?|arms?|feet|foot|hands?|wrists?|shoulders?|necks?|heads?|"
+    r"hips?|elbows?|fingers?|toes?|thumbs?|eyes?|ears?|ribs?|spine|chest|stomach|hamstrings?|"
+    r"muscles?|feelings|pride|ego|chances?|career|reputation|credit|business|sales)\b)"
+)
 _TARGET = (
-    r"(?:(?:other|all\s+(?:the\s+)?|some|more)\s+people|someone|somebody|people|person|him|her|them|my\s+\w+|his\s+\w+|her\s+\w+|their\s+\w+|"
+    rf"(?:(?:other|all\s+(?:the\s+)?|some|more)\s+people|someone|somebody|people|person|him|her|them|"
+    rf"my\s+{_NOT_A_PERSON}\w+|his\s+{_NOT_A_PERSON}\w+|her\s+{_NOT_A_PERSON}\w+|"
+    rf"their\s+{_NOT_A_PERSON}\w+|"
     r"a\s+(?:man|woman|kid|child|girl|boy|cop|neighbou?r)|the\s+(?:neighbou?rs?|kids?|police|"
     r"cops?|teacher|guy|woman|man)|everyone|humans?|a\s+human(?:\s+being)?|another\s+human(?:\s+"
     r"being)?|another\s+person|(?-i:[A-Z][a-z]+))"
