@@ -26,6 +26,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -249,14 +250,21 @@ def load_policy(path: str | Path | None = None) -> Policy:
     :class:`~extractor.errors.PolicyError` naming the file and, when it can, the rule.
     """
     if path is None:
-        text = DEFAULT_POLICY_PATH.read_text(encoding="utf-8")
-        return parse_policy(text, source=f"<default policy {DEFAULT_POLICY_PATH.name}>")
+        return _default_policy()
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(f"cannot read policy file: {exc}", source=str(path)) from None
     return parse_policy(text, source=str(path), json_format=path.suffix.lower() == ".json")
+
+
+@cache
+def _default_policy() -> Policy:
+    """The shipped policy, parsed once per process (a :class:`Policy` is frozen; the store
+    loads it on every derivation, ~50 ms each)."""
+    text = DEFAULT_POLICY_PATH.read_text(encoding="utf-8")
+    return parse_policy(text, source=f"<default policy {DEFAULT_POLICY_PATH.name}>")
 
 
 def parse_policy(text: str, *, source: str = "<policy>", json_format: bool = False) -> Policy:
