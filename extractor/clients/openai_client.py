@@ -121,6 +121,7 @@ from .compat import (
     prompt_dropped,
     unsupported_mode,
 )
+from .tls import tls_context
 from .truncation import unterminated
 from .wire import compact_prompt_schema, lean_schema
 
@@ -491,7 +492,8 @@ class OpenAIClient:
             timeout=self.timeout,
             max_retries=0,
             default_headers=self.extra_headers or None,
-            http_client=self._http_client or openai.DefaultAsyncHttpxClient(limits=POOL_LIMITS),
+            http_client=self._http_client
+            or openai.DefaultAsyncHttpxClient(limits=POOL_LIMITS, verify=tls_context()),
         )
 
     def _session_key(self) -> tuple[Any, ...]:

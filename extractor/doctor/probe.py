@@ -19,6 +19,7 @@ import openai
 from ..chunking import DEFAULT_MAX_CHUNK_CHARS
 from ..clients.compat import DEFAULT_PROBE_TIMEOUT, estimate_tokens, is_local
 from ..clients.openai_client import OpenAIClient
+from ..clients.tls import tls_context
 from ..conversation import Conversation, conversation_from_data
 from ..errors import (
     ExtractorError,
@@ -71,7 +72,11 @@ async def check_server(
     """
     report = DoctorReport(base_url=base_url, model=model, local=is_local(base_url), reachable=False)
     sdk = openai.AsyncOpenAI(
-        api_key=api_key or "no-key-needed", base_url=base_url, timeout=timeout, max_retries=0
+        api_key=api_key or "no-key-needed",
+        base_url=base_url,
+        timeout=timeout,
+        max_retries=0,
+        http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
     )
     async with sdk:
         if not await _reach(sdk, report):
