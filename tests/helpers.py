@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import httpx
 from jsonschema import Draft202012Validator
 
 from extractor.resultline import decode, line_format
@@ -102,3 +103,15 @@ def schema_validator(name: str) -> Draft202012Validator:
     """A validator for the published schema ``name`` (``extractor.schemas.schema_for``), built
     once: generating a schema from its model costs ~40 ms, too much to repeat per example."""
     return Draft202012Validator(schema_for(name))
+
+
+@functools.cache
+def loopback() -> httpx.Client:
+    """The client for the tests' requests to servers they start on 127.0.0.1 (plain HTTP).
+
+    Building an ``httpx`` client loads the whole CA bundle (about 55 ms of CPU), which a request
+    over ``http://`` never uses; ``httpx.get()`` builds one per call. This one is built once. It
+    keeps no connection alive between requests, so a server a test stopped is never reached
+    through a stale connection, and its default timeout is a generous ceiling (60 s).
+    """
+    return httpx.Client(timeout=60, limits=httpx.Limits(max_keepalive_connections=0))

@@ -142,3 +142,15 @@ def test_a_candidate_with_a_secret_is_rejected_and_kept_only_redacted() -> None:
     report = validate_extraction({"candidates": [unit]}, conv)
     assert [r.code.value for r in report.rejections] == ["SECRET_IN_CANDIDATE"]
     assert "hunter2" not in json.dumps(report.model_dump(mode="json"))
+
+
+def test_a_short_texts_secrets_are_a_new_list_each_time() -> None:
+    """Short texts are looked up in a cache (extractor/content/secrets.py): what a caller does
+    with the list it got never changes what the next caller finds."""
+    text = "I think my password is hunter2."
+    first = find_secrets(text)
+    assert [text[s.start : s.end] for s in first] == ["hunter2"]
+    first.clear()
+    assert [text[s.start : s.end] for s in find_secrets(text)] == ["hunter2"]
+    long_text = "ordinary words " * 40 + text  # past the cached length: searched each time
+    assert [long_text[s.start : s.end] for s in find_secrets(long_text)] == ["hunter2"]

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers import loopback
 from hypothesis import given
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
@@ -60,7 +61,7 @@ def server() -> Iterator[MockServer]:
 
 
 def post(server: MockServer, request: dict[str, Any], **headers: str) -> httpx.Response:
-    return httpx.post(f"{server.base_url}/chat/completions", json=request, headers=headers)
+    return loopback().post(f"{server.base_url}/chat/completions", json=request, headers=headers)
 
 
 def answer_of(completion: ChatCompletion) -> Any:
@@ -102,7 +103,7 @@ def test_tool_choice_required_finishes_with_tool_calls(server: MockServer) -> No
 
 
 def test_models_lists_the_offline_model(server: MockServer) -> None:
-    response = httpx.get(f"{server.base_url}/models")
+    response = loopback().get(f"{server.base_url}/models")
     assert response.status_code == 200
     assert [m["id"] for m in response.json()["data"]] == ["offline", "mock"]
 
@@ -110,9 +111,9 @@ def test_models_lists_the_offline_model(server: MockServer) -> None:
 @pytest.mark.parametrize(
     ("send", "status"),
     [
-        (lambda url: httpx.post(f"{url}/chat/completions", content=b"{not json"), 400),
-        (lambda url: httpx.post(f"{url}/chat/completions", json={"model": "x"}), 400),
-        (lambda url: httpx.get(f"{url}/embeddings"), 404),
+        (lambda url: loopback().post(f"{url}/chat/completions", content=b"{not json"), 400),
+        (lambda url: loopback().post(f"{url}/chat/completions", json={"model": "x"}), 400),
+        (lambda url: loopback().get(f"{url}/embeddings"), 404),
     ],
 )
 def test_bad_requests_get_openai_style_errors(server: MockServer, send: Any, status: int) -> None:
@@ -284,7 +285,7 @@ def test_cli_serves_until_interrupted() -> None:
         assert line.startswith("mock OpenAI-compatible server at http://127.0.0.1:")
         base_url = line.split(" at ", 1)[1].split()[0]
         # Generous ceilings, never expected durations: a loaded machine is slow, not wrong.
-        assert httpx.get(f"{base_url}/models", timeout=120).status_code == 200
+        assert loopback().get(f"{base_url}/models", timeout=120).status_code == 200
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=300) == 0
     finally:

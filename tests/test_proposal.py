@@ -10,9 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from helpers import examples
+from helpers import examples, loopback
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import PROVENANCE
@@ -153,7 +152,9 @@ def test_generation_time_mode_waits_per_output_token() -> None:
     body = {"model": "m", "messages": load_prompt().render(conversation_from_data(conv))}
     with MockServer(token_latency=0.002) as server:
         started = time.monotonic()
-        answer = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=60).json()
+        answer = (
+            loopback().post(f"{server.base_url}/chat/completions", json=body, timeout=60).json()
+        )
         elapsed = time.monotonic() - started
     assert elapsed >= 0.002 * answer["usage"]["completion_tokens"]
 

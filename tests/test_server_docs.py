@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import loopback
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
@@ -30,7 +31,7 @@ def wait_for(port: int, server: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 60
     while True:
         try:
-            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            loopback().get(f"http://127.0.0.1:{port}/healthz", timeout=1)
             return
         except httpx.TransportError:
             assert server.poll() is None and time.monotonic() < deadline, "serve did not start"

@@ -10,9 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from helpers import examples, schema_validator
+from helpers import examples, loopback, schema_validator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
@@ -51,7 +50,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str
 
 def test_the_published_document_is_what_the_service_serves(service: tuple[str, str]):
     url, _ = service
-    assert httpx.get(f"{url}/openapi.json").json() == PUBLISHED
+    assert loopback().get(f"{url}/openapi.json").json() == PUBLISHED
     assert not openapi.drifted(ROOT / "schemas"), "run 'extractor schema --write'"
 
 

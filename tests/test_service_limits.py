@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from helpers import examples
+from helpers import examples, loopback
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -185,23 +185,27 @@ def test_work_beyond_max_concurrency_is_refused_at_once_with_503(blocking: Block
     with serve_blocking(blocking, max_concurrency=1) as url, ThreadPoolExecutor(1) as pool:
         first = pool.submit(httpx.post, f"{url}/v1/extract", json=CONVERSATION, timeout=60)
         assert blocking.entered.wait(300)  # a ceiling, not an expected time
-        busy = httpx.post(f"{url}/v1/extract", json=CONVERSATION, timeout=60)
+        busy = loopback().post(f"{url}/v1/extract", json=CONVERSATION, timeout=60)
         assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
         assert busy.json()["error"]["code"] == "SERVER_BUSY"
-        assert httpx.get(f"{url}/healthz").status_code == 200, "health is not work"
+        assert loopback().get(f"{url}/healthz").status_code == 200, "health is not work"
         blocking.release.set()
         assert first.result().status_code == 200
-        assert httpx.post(f"{url}/v1/extract", json=CONVERSATION, timeout=60).status_code == 200
+        assert (
+            loopback().post(f"{url}/v1/extract", json=CONVERSATION, timeout=60).status_code == 200
+        )
 
 
 def test_a_request_over_its_time_is_504_and_frees_its_slot(blocking: BlockingClient):
     with serve_blocking(blocking, max_concurrency=1, request_timeout_s=0.2) as url:
-        response = httpx.post(f"{url}/v1/extract", json=CONVERSATION, timeout=60)
+        response = loopback().post(f"{url}/v1/extract", json=CONVERSATION, timeout=60)
         assert response.status_code == 504
         assert response.json()["error"] == {"code": "REQUEST_TIMEOUT", "field": None,
                                             "message": "the request took longer than 0.2 s"}  # fmt: skip
         blocking.release.set()
-        assert httpx.post(f"{url}/v1/extract", json=CONVERSATION, timeout=60).status_code == 200
+        assert (
+            loopback().post(f"{url}/v1/extract", json=CONVERSATION, timeout=60).status_code == 200
+        )
 
 
 def test_the_candidate_limit_of_the_extractor_holds_for_every_request():

@@ -20,7 +20,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
@@ -95,8 +95,25 @@ def _plugins() -> tuple[BasePlugin, ...]:
     return tuple(c() for c in classes if c.__name__ not in _SKIPPED_PLUGINS) + own
 
 
+#: Texts up to this long are looked up in a cache first: a candidate's short strings (its type,
+#: time kind, origin, message ids, entity types) recur in every candidate, and the gate checks
+#: every string of every candidate. Longer texts are searched each time, so the cache stays small.
+_CACHED_CHARS = 256
+
+
 def find_secrets(text: str) -> list[Secret]:
     """Every secret in ``text``, in order of position, without overlaps."""
+    if len(text) <= _CACHED_CHARS:
+        return list(_short_secrets(text))
+    return _secrets(text)
+
+
+@lru_cache(maxsize=4096)
+def _short_secrets(text: str) -> tuple[Secret, ...]:
+    return tuple(_secrets(text))
+
+
+def _secrets(text: str) -> list[Secret]:
     found = [*_library_secrets(text), *_said_secrets(text), *_numbers(text)]
     found.sort(key=lambda s: (s.start, -s.end))
     kept: list[Secret] = []
