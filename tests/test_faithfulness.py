@@ -237,7 +237,7 @@ def test_the_hand_labels_are_of_held_out_pairs_and_use_the_rubric() -> None:
         _check_hand_labels([json.loads(line) for line in text.splitlines()])
 
 
-def test_the_third_draw_is_of_held_out_pairs_awaiting_a_reader() -> None:
+def test_the_third_draw_is_of_held_out_pairs_labelled_by_the_rubric() -> None:
     import json
     from pathlib import Path
 
@@ -248,11 +248,8 @@ def test_the_third_draw_is_of_held_out_pairs_awaiting_a_reader() -> None:
     assert {row["code"] for row in rows} <= {
         "CONTENT_UNSUPPORTED", "NEGATION_DROPPED", "NEGATION_ADDED", "UNCERTAINTY_DROPPED"
     }  # fmt: skip
-    # the labels are a separate reader's to give: none yet, or all of them by the rubric
-    if any(row["label"] is not None for row in rows):
-        _check_hand_labels(rows)
-    else:
-        assert all(row["note"] is None for row in rows)
+    _check_hand_labels(rows)  # a separate reader's labels (docs/evaluation.md)
+    assert all(row["note"] for row in rows)
 
 
 def _check_hand_labels(rows: list[dict[str, Any]]) -> None:
@@ -430,3 +427,20 @@ def test_the_restated_clauses_negation_must_be_about_what_the_content_negates() 
     # the clause's negation may be the content's in other words
     turn = "There is no way I will make it to the full 9! And the nursery is nowhere near done!"
     assert finding(turn, turn, "The nursery is not ready at all.") is None
+
+
+def test_an_attribution_that_names_no_source_has_no_reporter() -> None:
+    """Attributions ("reportedly", "I heard", "they say") name nobody: the word before them is the claim's
+    subject or a time ("last week reportedly ..."), so it need not be kept; the attribution
+    itself still must (found by test_output_always_passes_the_gate)."""
+    message = "last week Reportedly the CEO resigned."
+    assert finding(message, message, "User relayed that the CEO reportedly resigned.") is None
+    assert finding(message, message, "The CEO resigned.") == "UNCERTAINTY_DROPPED"
+    message = "Yesterday I heard the office closed."
+    assert finding(message, message, "User heard the office closed.") is None
+    assert finding(message, message, "The office closed.") == "UNCERTAINTY_DROPPED"
+    # a named reporter is still one: "sister" must be kept
+    message = "My sister told me the office closed."
+    assert finding(message, "the office closed.", "User was told the office closed.") == (
+        "UNCERTAINTY_DROPPED"
+    )

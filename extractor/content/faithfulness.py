@@ -212,6 +212,12 @@ _CONTENT_REPORTED = re.compile(
     r"\b(told|tells|said|says|say|according|claims?|claimed|reportedly|reported|heard|hears|"
     r"rumou?r\w*|stated|states|mentioned|relayed|informed|learned|learnt)\b"
 )
+#: Attributions that never name their source: "The CEO reportedly resigned", "last week
+#: reportedly ...", "Yesterday I heard ..." (the word before is no reporter).
+_UNNAMING = frozenset(
+    {"reportedly", "i heard", "they say", "people say", "rumored", "rumoured", "rumor has it",
+     "rumour has it"}
+)  # fmt: skip
 #: Reporters that name nobody in particular: only the attribution itself must be kept.
 _VAGUE_REPORTERS = _wordset(
     """
@@ -714,6 +720,8 @@ def _reporter(text: str) -> str | None:
     if m.group(1) == "according to":
         after = [t for t in words(folded[m.end() :]) if t not in STOPWORDS]
         return after[0] if after else None
+    if m.group(1) in _UNNAMING:  # the word before is the claim's subject or a time, not a source
+        return None
     before = [re.sub(r"'s$", "", t) for t in words(folded[: m.start()])]
     if not before or before[-1] in _VAGUE_REPORTERS or not _content_word(before[-1]):
         return None
