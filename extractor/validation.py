@@ -447,8 +447,8 @@ REPORTED_CUES = re.compile(
     re.IGNORECASE,
 )
 _CONTENT_HEDGE = re.compile(
-    r"\b(think|thinks|believes?|guess(?:es)?|supposes?|assumes?|not sure|unsure|uncertain|doubts?|"
-    r"suspects?|maybe|perhaps|probably|possibly|possible|likely|unlikely|might|may|could|seems?|"
+    r"\b(think|thinks|believes?|guess(?:es)?|supposes?|assumes?|not sure|not certain|unsure|"
+    r"uncertain|doubts?|suspects?|maybe|perhaps|probably|possibly|possible|likely|unlikely|might|may|could|seems?|"
     r"apparently|supposedly|allegedly|presumably|reckons?|recalls?|feels? like|pretty sure|"
     r"hedged?)\b",
     re.IGNORECASE,
@@ -459,7 +459,7 @@ _CONTENT_APPROX = re.compile(
     re.IGNORECASE,
 )
 _CONTENT_REPORTED = re.compile(
-    r"\b(told|tells|said|says|according|claims?|claimed|reportedly|reported|heard|rumou?r\w*|"
+    r"\b(told|tells|said|says|say|according|claims?|claimed|reportedly|reported|heard|rumou?r\w*|"
     r"stated|states|mentioned|relayed)\b",
     re.IGNORECASE,
 )

@@ -154,3 +154,31 @@ def test_a_short_texts_secrets_are_a_new_list_each_time() -> None:
     assert [text[s.start : s.end] for s in find_secrets(text)] == ["hunter2"]
     long_text = "ordinary words " * 40 + text  # past the cached length: searched each time
     assert [long_text[s.start : s.end] for s in find_secrets(long_text)] == ["hunter2"]
+
+
+def test_a_secret_said_twice_is_redacted_both_times() -> None:
+    token = "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"
+    assert redact(f"token {token} and again {token}") == (
+        "token [REDACTED GitHub Token] and again [REDACTED GitHub Token]"
+    )
+    said = redact("my password is hunter22 and yes, hunter22 again; not xhunter22")
+    assert said == (
+        "my password is [REDACTED password] and yes, [REDACTED password] again; not xhunter22"
+    )
+    assert redact(said) == said  # still idempotent
+
+
+def test_a_quotation_keeps_every_hedge_and_attribution_it_quotes() -> None:
+    """The offline model's quoted reply ('Told "...", User replied: "They say I'm not certain."')
+    keeps the quote's words, so it drops neither its hedge nor its attribution (found by
+    test_output_always_passes_the_gate); a content that drops them is still rejected."""
+    from extractor.offline import offline_extract
+
+    chat = {"id": "q", "messages": [{"role": "assistant", "content": "I live in Porto."},
+                                    {"role": "user", "content": "They say I'm not certain."}]}  # fmt: skip
+    conv = conversation_from_data(chat)
+    out = offline_extract(conv, max_candidates=2)
+    assert validate_extraction(out, conv).rejections == []
+    claim = dict(out["candidates"][-1], content="User is certain.")
+    report = validate_extraction({"candidates": [out["candidates"][0], claim]}, conv)
+    assert [r.code.value for r in report.rejections] == ["UNCERTAINTY_DROPPED"]

@@ -115,6 +115,7 @@ def _short_secrets(text: str) -> tuple[Secret, ...]:
 
 def _secrets(text: str) -> list[Secret]:
     found = [*_library_secrets(text), *_said_secrets(text), *_numbers(text)]
+    found += _recurrences(text, found)
     found.sort(key=lambda s: (s.start, -s.end))
     kept: list[Secret] = []
     for secret in found:
@@ -124,6 +125,23 @@ def _secrets(text: str) -> list[Secret]:
             last = kept[-1]
             kept[-1] = Secret(last.kind, last.start, secret.end)
     return kept
+
+
+def _recurrences(text: str, found: list[Secret]) -> list[Secret]:
+    """Every other place a secret found is said again ("token X ... and again X", "my password
+    is hunter22 ... yes, hunter22"): a detector names each value once, and the value is the
+    secret wherever it stands as a word of its own (not inside a longer word)."""
+    again = []
+    for value, kind in {text[s.start : s.end]: s.kind for s in found}.items():
+        at = text.find(value)
+        while at >= 0:
+            end = at + len(value)
+            if (at == 0 or not text[at - 1].isalnum()) and (
+                end == len(text) or not text[end].isalnum()
+            ):
+                again.append(Secret(kind, at, end))
+            at = text.find(value, end)
+    return again
 
 
 def _library_secrets(text: str) -> list[Secret]:
