@@ -69,8 +69,12 @@ def mock_server(
         raise UnusableInput(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     tune_collector()
     fault_note = f" with faults {', '.join(faults)}" if faults else ""
-    click.echo(f"mock OpenAI-compatible server at {server.base_url}{fault_note} (Ctrl-C to stop)")
     try:
+        # the line inside: a Ctrl-C sent as soon as it is read (before the wait starts) stops
+        # the server just as cleanly
+        click.echo(
+            f"mock OpenAI-compatible server at {server.base_url}{fault_note} (Ctrl-C to stop)"
+        )
         threading.Event().wait()
     except KeyboardInterrupt:
         click.echo("stopped", err=True)
