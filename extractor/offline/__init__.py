@@ -41,6 +41,10 @@ Modules, by what their rules detect:
   ``data/scorer.json``, trained on the MSC dev half) that drops the chatter claims of a user
   message, always keeping its best-scored claim; :mod:`.train` regenerates the weights
   (``python -m extractor.offline.train msc-valid.jsonl``), byte for byte.
+* :mod:`.sensible` -- the second learned part: a claim keeper trained on the labelled samples
+  of ``evalsets/offline-real`` (weights in ``data/sensible.json``) that drops, within a user
+  message, the claims a reader would not keep, always keeping the message's best claim;
+  :mod:`.train_sensible` regenerates the weights.
 * :mod:`.draft` -- drafts and groups, and the fields every rule fills the same way (uncertainty,
   time, hedges kept) with the gate's own patterns; time by grammar (a past event is
   POINT_IN_TIME and stays true, a past state is PAST, a plan is FUTURE) and relative time

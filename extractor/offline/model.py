@@ -37,6 +37,7 @@ from .answers import answer_groups, asked_in, replied_to
 from .claims import assistant_groups, words_of
 from .draft import Draft, Group
 from .scorer import drop_chatter
+from .sensible import drop_unkept
 from .statements import user_groups
 from .tools import tool_groups
 
@@ -147,6 +148,7 @@ def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Grou
             found += answer_groups(message, previous, [d.piece for g in found for d in g.drafts])
             found.sort(key=lambda g: g.drafts[0].piece.start)
             found = drop_chatter(found, message, after_question=asked_in(previous) is not None)
+            found = drop_unkept(found)
         elif message.role is Role.TOOL:
             found = tool_groups(message, conversation)
         elif message.role is Role.ASSISTANT:
