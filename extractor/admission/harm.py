@@ -1,6 +1,8 @@
-"""Harmful or abusive content: a stated wish or plan to hurt people, contempt for a group, a
-plan to commit a crime against someone, to invade someone's privacy (hunt their personal data,
-record or track them in secret), or to touch strangers sexually.
+"""Harmful or abusive content: a stated wish or plan to hurt people (revenge, weapons for a fight
+or at a public place, bombs, arson), contempt for a group (insults and slurs asked for it), a
+plan to commit a crime against someone (fabricated news or lies to ruin them too), to invade
+someone's privacy (hunt their personal data, record or track them in secret), to touch strangers
+sexually or buy sex from the young, or to harm oneself (SELF_HARM).
 
 Red-team chats are full of such sentences ("I want to shoot someone without anyone hearing",
 "I'm better than any black person", "I have a plan to extort a couple million from ..."). They
@@ -23,18 +25,22 @@ from .detect import matching
 
 #: What an injury or a feeling is of, not a person: "hurt his ankle", "hurt my back", "hurt her
 #: feelings" say nothing of harm done to someone.
-_NOT_A_PERSON = (
-    r"(?!(?:ankles?|knees?|backs?|legs?|arms?|feet|foot|hands?|wrists?|shoulders?|necks?|heads?|"
+_BODY = (
+    r"(?:ankles?|knees?|backs?|legs?|arms?|feet|foot|hands?|wrists?|shoulders?|necks?|heads?|"
     r"hips?|elbows?|fingers?|toes?|thumbs?|eyes?|ears?|ribs?|spine|chest|stomach|hamstrings?|"
-    r"muscles?|feelings|pride|ego|chances?|career|reputation|credit|business|sales)\b)"
+    r"muscles?|feelings|pride|ego|chances?|career|reputation|credit|business|sales|lips?|skin|hair|"
+    r"buzz|mood|vibe|appetite|eyesight|hearing)\b"
 )
+_NOT_A_PERSON = rf"(?!{_BODY})"
 _TARGET = (
-    rf"(?:(?:other|all\s+(?:the\s+)?|some|more)\s+people|someone|somebody|people|person|him|her|them|"
+    # "her" alone is the person only when no body part follows ("hurt her wrist" is an injury)
+    rf"(?:(?:other|all\s+(?:the\s+)?|some|more)\s+people|someone|somebody|people|person|him|"
+    rf"her(?!\s+{_BODY})|them|"
     rf"my\s+{_NOT_A_PERSON}\w+|his\s+{_NOT_A_PERSON}\w+|her\s+{_NOT_A_PERSON}\w+|"
     rf"their\s+{_NOT_A_PERSON}\w+|"
     r"a\s+(?:man|woman|kid|child|girl|boy|cop|neighbou?r)|the\s+(?:neighbou?rs?|kids?|police|"
     r"cops?|teacher|guy|woman|man)|everyone|humans?|a\s+human(?:\s+being)?|another\s+human(?:\s+"
-    r"being)?|another\s+person|(?-i:[A-Z][a-z]+))"
+    r"being)?|another\s+person|(?-i:[A-Z][a-z]+))\b"
 )
 #: An animal someone owns or comes across, not food sold as such ("a hot dog", "dog food").
 _ANIMAL = (
@@ -43,10 +49,90 @@ _ANIMAL = (
     r"(?:dog|cat|puppy|kitten|pet|animal|bird|horse|hamster|rabbit|bunny)s?|dogs|cats|puppies|"
     r"kittens|animals|pets|stray\s+(?:dogs|cats))\b(?!\s+food)"
 )
+#: A wish or a plan: what the speaker wants, means, needs or is about to do.
+_WISH = (
+    r"(?<!n't\s)(?<!not\s)(?<!never\s)"
+    r"(?:want(?:s|ed)?\s+to|wanna|gonna|going\s+to|plan(?:s|ned|ning)?\s+(?:on|to)|"
+    r"intend(?:s|ed)?\s+to|needs?\s+to|(?:would|'d)\s+like\s+to|"
+    r"try(?:ing)?\s+to|ready\s+to|how\s+(?:can|do|could|should)\s+i|i'?ll|i\s+will)\s+"
+    r"(?:(?:just|really|finally|go|\w+ly)\s+)?"
+)
+#: A person hurt, named by a pronoun or their place in the speaker's life ("him", "my boss",
+#: "this bully"), never a thing.
+_PERSON = (
+    r"(?:him|her|them|someone|somebody|people|everyone|my\s+(?:ex|wife|husband|boss|brother|"
+    r"sister|mom|dad|mother|father|son|daughter|neighbou?r|teacher|coworker|co-worker|classmate|"
+    r"friend|girlfriend|boyfriend|roommate|partner|kids?|child|baby|stepson|stepdaughter|landlord|"
+    r"landlady|tenant|cousin|uncle|aunt|grandma|grandpa|nephew|niece|stepmom|stepdad|manager|"
+    r"supervisor|coach|ex-\w+)|"
+    r"(?:this|that|the)\s+(?:guy|girl|man|woman|kid|bully|person|teacher|boss|neighbou?r|bitch|"
+    r"bastard|jerk))\b(?!\s+(?:up|out|back|at|in)\b)"
+)
+#: Whose body a wish is to break ("break his leg", "break someone's arm").
+_WHOSE = r"(?:someone'?s|somebody'?s|his|her|their|(?:my|the|that|this)\s+\w+'s)"
+_BONE = r"(?:legs?|arms?|neck|nose|jaw|bones?|knees?|kneecaps?|fingers?|ribs?|skull|teeth|face)"
+#: A public place where a weapon or a bomb is an attack on whoever is there.
+_PUBLIC_PLACE = (
+    r"(?:school|college|campus|concert|church|mosque|synagogue|temple|mall|stadium|airport|plane|"
+    r"flight|airplane|train|subway|crowd|festival|parade|hospital|courthouse|embassy|station|"
+    r"theat(?:er|re)|nightclub|club|bar|restaurant|gas\s+station|government\s+building|"
+    r"building|office)"
+)
+#: Killing in a video game is play ("I kill people online in CoD").
+_NOT_IN_A_GAME = (
+    r"(?!\s+(?:in\s+(?:the\s+|a\s+|video\s+)?games?|in\s+(?:cod|call\s+of\s+duty|fortnite|"
+    r"minecraft|gta|halo|pubg|overwatch|apex|valorant|counter[- ]strike|skyrim|warzone))\b)"
+)
 _VIOLENCE = re.compile(
+    # a wish or plan to hit or maim someone ("I want to break someone's leg", "I'm gonna kick
+    # him", "I need to choose a weapon for a fight")
+    rf"\b{_WISH}(?:hit|kick|smack|slap|punch|knock\s+out|choke|strangle|stab|threaten|"
+    rf"intimidate|run\s+over|spit\s+on|pepper[- ]spray|tase|stun[- ]gun|maim|cripple|"
+    rf"disfigure)\s+{_PERSON}|"
+    rf"\bbreak(?:ing)?\s+{_WHOSE}\s+{_BONE}\b|"
+    # urging others to kill themselves ("they should kill themselves")
+    r"\b(?:convince|get|make|tell|encourage|push|want|wants|should|ought\s+to)\s+(?:\w+\s+){0,2}?"
+    r"(?:to\s+)?(?:kill|hurt|harm)\s+(?:themselves|himself|herself|yourself)\b|"
+    r"\b(?:i|i'm|i\s+am|i'll|we|want|wanted|wanna|need|needed|going|gonna|plan\w*|plot\w*|"
+    r"how\s+(?:can|do|could|should)\s+i|help\s+me|way\s+to)\s+(?:\w+\s+){0,3}?(?:get|take|"
+    r"seek|exact|have)\s+(?:a\s+|my\s+|some\s+|our\s+)?(?:revenge|vengeance)\b|"
+    r"\b(?:want|wanted|need|needed)\s+(?:a\s+|my\s+|some\s+)?(?:revenge|vengeance)\b|"
+    r"\bget(?:ting)?\s+even\s+with\b|"
+    # weapons: for a fight, pointed at people, carried where people gather ("bring a gun to
+    # school"), used to rob ("a gun to demand money")
+    r"\b(?:weapons?|guns?|knife|knives|bats?|machetes?|brass\s+knuckles)\s+(?:for|in|to)\s+"
+    r"(?:a|the|this|my|our)\s+(?:\w+\s+)?fights?\b|"
+    r"\bpoint\w*\s+(?:a|my|the|his|her)\s+(?:gun|knife|rifle|pistol|weapon)\s+at\b|"
+    r"\bat\s+(?:gun|knife)\s*point\b|"
+    r"\b(?:guns?|knife|knives|weapons?)\s+to\s+(?:demand|rob|threaten|scare|force|intimidate|"
+    r"kill|hurt)\b|"
+    r"\b(?:use|using|used)\s+(?!(?:humou?r|words|kindness|silence|knowledge|love|music|art|"
+    r"laughter|my\s+(?:voice|words|mind|wit|humou?r))\b)(?:[\w-]+\s+){1,3}?as\s+a\s+weapon\b|"
+    rf"\b(?:bring|take|carry|sneak|smuggl\w+|hid\w+|get)\w*\s+(?:a|an|my|the|some|this)?\s*"
+    r"(?:\w+\s+)?(?:guns?|knife|knives|weapons?|firearms?|rifles?|pistols?|shotguns?|"
+    rf"explosives?|bombs?)\s+(?:on|onto|onboard|aboard|into|to|through|past)\s+(?:a|an|the|my)?"
+    rf"\s*(?:{_PUBLIC_PLACE}|tsa|security|class(?:room)?)\b|"
+    # bombs set off, planted, made; attacks on a public place; killing the most people
+    r"\b(?:set(?:ting)?\s+off|detonat\w*|plant(?:s|ed|ing)?|build(?:s|ing)?|built|"
+    r"mak(?:e|es|ing)|made|throw(?:s|ing)?|threw)\s+(?:a|an|some|my|this)?\s*"
+    r"(?:(?:pipe|pressure[- ]cooker|car|nail|homemade|real|fertili[sz]er|dirty|nuclear|suicide|"
+    r"time)\s+)?(?:bombs?|explosives?|explosive\s+devices?|ieds?|grenades?|dynamite|"
+    r"molotov(?:\s+cocktails?)?)\b|"
+    r"\bbomb(?:[- ]making|\s+threats?)\b|"
+    rf"\b(?:bomb|shoot\s+up|blow\s+up|attack)\w*\s+(?:a|the|my|our|this|that)\s+(?:\w+\s+)?"
+    rf"{_PUBLIC_PLACE}\b|"
+    r"\b(?:kill|hurt|harm)\w*\s+(?:the\s+)?(?:most|as\s+many)\s+people\b|"
+    r"\bmost\s+amount\s+of\s+destruction\b|"
+    # arson ("I'm a pyromaniac and love to set things on fire", "set fire to a gas station")
+    r"\bpyromaniac\w*|\bset(?:s|ting)?\s+(?:things|stuff|something|anything|everything|"
+    r"buildings?|houses?|cars?|homes?|schools?|churches|people|someone|somebody|him|her|them|"
+    r"(?:his|her|their|someone'?s|somebody'?s|my\s+\w+'s)\s+\w+)\s+on\s+fire\b|"
+    r"\bset(?:s|ting)?\s+fire\s+to\s+(?:a|an|the|his|her|their|someone'?s|somebody'?s|my\s+\w+'s)\s+"
+    r"(?:\w+\s+)?(?:house|home|building|car|school|church|mosque|synagogue|station|store|shop|"
+    r"office|apartment|barn|business|property)\b|"
     rf"\b(?:kill|murder|shoot|stab|strangle|poison|hurt|harm|beat\s+up|punch|torture|kidnap|"
     rf"abduct|rape|assault|attack|drown|choke|lock\s+up|imprison|burn|slap(?:ping)?|bully(?:ing)?|"
-    rf"harass(?:ing)?|drug(?:ging)?)\s+{_TARGET}|"
+    rf"harass(?:ing)?|drug(?:ging)?)\s+{_TARGET}{_NOT_IN_A_GAME}|"
     # a wish that people come to harm ("I want people to slip so bad", "teach them a lesson")
     rf"\b(?:want|wish|hope)\s+{_TARGET}\s+(?:would\s+|to\s+)?(?:slip|trip|fall|die|suffer|get\s+hurt|"
     r"crash|drown|choke)\b|"
@@ -57,7 +143,7 @@ _VIOLENCE = re.compile(
     r"\bdeserve[sd]?\s+(?:to\s+die|extermination|death|to\s+be\s+(?:killed|shot|hurt))\b|"
     r"\b(?:exterminat\w+|genocide|ethnic\s+cleansing|mass\s+shooting|blow\s+up|build\s+a\s+bomb|"
     r"make\s+a\s+bomb|arson|set\s+(?:it|the\s+\w+|their\s+\w+)\s+on\s+fire|burn\s+down)\b|"
-    r"\beat(?:ing)?\s+(?:another\s+)?(?:a\s+)?human(?:\s+being)?s?\b|\bcannibal\w*|"
+    r"\beat(?:ing)?\s+(?:another\s+)?(?:a\s+)?human(?:\s+being)?s?\b|\bcannibal\w*(?!\s+corpse)|"
     # support for terrorism ("the United States deserved 9/11")
     r"\bdeserved?\s+(?:9/11|9-11|september\s+11(?:th)?|the\s+(?:attacks?|bombings?|massacre))\b|"
     # terror: attacks, terrorizing people, fear spread on a mass scale ("terrorize the town",
@@ -84,7 +170,50 @@ _GROUPS = (
 )
 #: Slurs: contempt whatever the sentence around them says ("fags are sinners").
 _SLURS = r"(?:fags?|faggots?|n[i1]gg(?:er|a)s?|kikes?|spics?|chinks?|wetbacks?|trann(?:y|ies))"
+#: A group named as a whole people, as the subject of what is said of it ("the poor", "black
+#: people", "immigrants"), never an adjective on a thing ("white bread", "Mexican food").
+_GROUP_PLURAL = (
+    r"(?:jews|muslims|blacks|whites|gays|lesbians|immigrants|foreigners|refugees|mexicans|"
+    r"hispanics|latinos|latinas|asians|arabs|africans|indians|gypsies|chinese|koreans|"
+    r"filipinos|iranians|iraqis|afghans|pakistanis|somalis|nigerians|haitians|puerto\s+ricans|"
+    r"palestinians|israelis|christians|hindus|migrants)"
+)
+_GROUP_NOUN = (
+    rf"(?:{_GROUP_PLURAL}|(?:black|white|asian|jewish|muslim|arab|mexican|hispanic|gay|"
+    r"trans(?:gender)?|queer|immigrant|disabled|fat|old|poor|homeless|indigenous|native)\s+"
+    r"(?:people|persons|folks|men|women|guys|kids|families)|the\s+(?:poor|homeless|disabled|"
+    r"elderly|weak|sick|mentally\s+ill|unemployed))"
+)
+#: People picked out by a trait ("people with hairy legs", "people who ...") or a capitalised
+#: people ("Canadians", "Cajuns").
+_PEOPLE_BY_TRAIT = (
+    r"(?:(?:people|persons|folks|guys|women|men|kids)\s+(?:with|who|from|like|of)\b|"
+    r"(?-i:[A-Z][a-z]+s)\b)"
+)
 _CONTEMPT = re.compile(
+    # a wish to insult or mock a group ("I want to insult people with hairy legs", "insult
+    # Muslims"), insults or slurs asked for one ("insults for Jamaicans", "slurs to call her")
+    rf"\b(?:insult|mock|ridicul|humiliat|belittl|demean|make\s+fun\s+of)\w*\s+"
+    rf"(?:some\s+|the\s+|those\s+|all\s+|these\s+)?(?:{_GROUPS}|{_PEOPLE_BY_TRAIT})|"
+    r"\b(?:racial\s+slurs?|slurs?|insults?|racist\s+(?:jokes?|terms?|names?|words?)|"
+    r"derogatory\s+(?:terms?|words?|names?)|(?:mean|nasty|offensive|creative|slang|insulting)\s+"
+    r"(?:terms?|words?|names?|nicknames?|ones?))\s+(?:for|about|to\s+(?:call|use\s+on|say\s+to))\s+"
+    rf"(?:(?:the|some|those|these|all|my)\s+)?(?:\w+\s+){{0,2}}?(?:{_GROUPS}|{_PEOPLE_BY_TRAIT}|"
+    r"coworkers|co-workers|neighbou?rs)|"
+    r"\bslurs?\s+(?:to|i\s+can|i\s+could)\s+(?:call|use|say)\b|"
+    r"\b(?:tell|give|know|want|need|like)\w*\s+(?:me\s+)?(?:a\s+|some\s+|any\s+)?(?:racist|"
+    r"sexist|anti-?semitic|homophobic)\s+(?:jokes?|terms?|names?|slurs?)\b|"
+    # what a group is said to do to everyone else ("the poor keep dragging down living
+    # standards", "immigrants are ruining this country", "Muslims should be deported")
+    rf"\b{_GROUP_NOUN}\s+(?:[\w']+\s+){{0,5}}?(?:dragging|drag|drags|bringing|bring|brings|"
+    r"pulling|pull|pulls)\s+(?:\w+\s+){0,2}?down\b|"
+    rf"\b{_GROUP_NOUN}\s+(?:[\w']+\s+){{0,3}}?(?:are|is)\s+(?:\w+\s+)?(?:ruining|destroying|"
+    r"taking\s+over|invading|infesting|leeching|a\s+drain\s+on|breeding\s+like)\b|"
+    rf"\b{_GROUP_NOUN}\s+(?:should|need\s+to|must|ought\s+to)\s+(?:all\s+)?(?:be\s+)?"
+    r"(?:deported|sterili[sz]ed|shot|killed|locked\s+up|banned|sent\s+back|kicked\s+out|"
+    r"exterminated|eliminated|segregated|go\s+back)\b|"
+    r"\b(?:deport|sterili[sz]e|round\s+up|get\s+rid\s+of|kick\s+out|exterminate)\s+(?:all\s+)?"
+    rf"(?:the\s+)?{_GROUP_PLURAL}\b|"
     rf"(?<!smoke\s)(?<!smokes\s)(?<!smoking\s)\b{_SLURS}\b|"
     rf"\b{_GROUPS}(?:\s+(?:people|persons|folks))?\s+(?:sure\s+|really\s+)?(?:do\s+)?"
     r"(?:get|gets)\s+on\s+(?:my|our)\s+nerves\b|"
@@ -95,7 +224,8 @@ _CONTEMPT = re.compile(
     rf"\b(?:humiliat|degrad|demean|belittl|dehumaniz|mock)\w*\s+(?:\w+\s+){{0,4}}?(?:{_GROUPS}|"
     r"(?:people|persons|folks)\s+(?:like|who|with|of)\b|(?:low[- ]iq|stupid|dumb|ugly|retarded|"
     r"poor|fat|disabled|old)\s+(?:people|persons|folks))|"
-    rf"\b(?:better|smarter|superior)\s+than\s+(?:any|all|most)?\s*{_GROUPS}\b|"
+    rf"\b(?:better|smarter|superior)\s+than\s+(?:any|all|most)?\s*{_GROUPS}\b(?!\s+(?:food|"
+    r"restaurants?|cuisine|dish(?:es)?|places?|beer|wine|coffee|tea|music|movies?|films?|cars?))|"
     rf"\b{_GROUPS}(?:\s+(?:people|persons|folks))?\s+(?:are|is)\s+(?:all\s+)?(?:inferior|"
     rf"subhuman|animals|vermin|scum|trash|stupid|lazy|criminals|the\s+weaker\s+sex|weaker|"
     rf"evil|disgusting|a\s+disease|sinners|worthless|useless|parasites|a\s+burden)\b|"
@@ -112,14 +242,37 @@ _CONTEMPT = re.compile(
 )
 _CRIME = re.compile(
     r"\b(?:extort(?:s|ed|ing|ion)?|blackmail(?:s|ed|ing)?|steal(?:s|ing)?|stole|"
-    r"rob(?:s|bed|bing|bery)?|burglari[sz](?:e|es|ed|ing)|shoplift(?:s|ed|ing)?|"
+    r"rob(?:s|bed|bing|bery)|(?<!\bis\s)(?-i:rob)\b(?!\s+dryden\b)|burglari[sz](?:e|es|ed|ing)|shoplift(?:s|ed|ing)?|"
     r"launder(?:s|ed|ing)?\s+(?:money|cash|it)|embezzl(?:e|es|ed|ing|ement)|"
     r"counterfeit(?:s|ed|ing)?|stalk(?:s|ed|ing)?\s+(?:someone|somebody|him|her|them|my|an?\s)|"
     r"dox(?:x?ed|x?ing)?|swatting|scam(?:s|med|ming)?|defraud(?:s|ed|ing)?)\b|"
-    r"\b(?:fake|false|stolen)\s+(?:identity|id|passport|documents?|resume|credentials)\b|"
+    r"\b(?:fake|false|stolen|forged)\s+(?:identity|identities|ids?|passports?|documents?|resume|"
+    r"credentials|checks?|cheques?|licen[cs]es?|licen[cs]e\s+plates?|(?:search\s+)?warrants?|"
+    r"badges?|diplomas?|degrees?|(?:credit|id|medical(?:\s+marijuana)?|social\s+security|"
+    r"green|insurance)\s+cards?)\b|"
+    # lies told to ruin someone, fabricated news ("create a fake news story about the mayor
+    # being a murderer", "spread rumors about her", "ruin his reputation")
+    r"\b(?:create|creating|write|writing|wrote|make|making|made|publish\w*|post\w*|spread\w*|"
+    r"start\w*|fabricat\w+|invent\w*|put\s+out|come\s+up\s+with)\s+(?:a\s+|an\s+|some\s+)?"
+    r"(?:\w+\s+)?(?:fake|false|made[- ]up|fabricated|bogus|phony)\s+(?:news|stor(?:y|ies)|"
+    r"rumou?rs?|allegations?|accusations?|claims?|reviews?|reports?|articles?|evidence|posts?|"
+    r"videos?|photos?|pictures?|quotes?|profiles?|accounts?)\b|"
+    rf"\b(?:{_WISH}|help\s+me\s+|ways?\s+to\s+|how\s+to\s+)spread\w*\s+(?:lies|rumou?rs|gossip|"
+    r"misinformation|disinformation)\s+about\b|"
+    r"\bfalsely\s+accus\w+|\bdeep\s*fakes?\b|"
+    rf"\b(?:ruin|destroy|tarnish|smear)\w*\s+{_WHOSE}\s+(?:reputation|good\s+name|career|"
+    r"marriage)\b|"
+    r"\bset\s+(?:him|her|them|someone|somebody|my\s+\w+)\s+up\s+so\s+(?:that\s+)?(?:he|she|they)\b|"
+    r"\binsurance\s+(?:fraud|scam)\b|\bfake\s+(?:a|an|my)\s+(?:\w+\s+){0,2}?for\s+(?:the\s+)?"
+    r"insurance\b|"
+    # buying sex ("looking for a prostitute")
+    r"\b(?:looking\s+for|hire|hiring|find|finding|buy|buying|pay(?:ing)?\s+for|pick\s+up)\s+"
+    r"(?:a|an|some)\s+(?:\w+\s+){0,2}?(?:prostitutes?|hookers?)\b|"
     r"\bmake\s+up\s+(?:stuff|things|experience)\s+on\s+(?:my|a)\s+(?:resume|cv)\b|"
-    r"\b(?:break|breaking|get|sneak)\s+into\s+(?:someone|somebody|a|the|his|her|their|my\s+"
-    r"neighbou?r)\w*\b|"
+    r"\b(?:break|breaking|sneak|sneaking)\s+into\s+(?:someone|somebody|a|the|his|her|their|my\s+"
+    r"neighbou?r)\w*\b|\bget\s+into\s+(?:someone|somebody|my\s+neighbou?r)\w*\b|"
+    r"\bget\s+into\s+(?:his|her|their)\s+(?:bank|account|house|home|car|phone|email|computer|safe|"
+    r"room|apartment)\b|"
     r"\bhack\w*\s+(?:into|someone|somebody|his|her|their)\b|"
     r"\b(?:residential|home)\s+address\s+(?:for|of)\b|"
     r"\bhide\s+(?:it|the\s+money|money)\s+from\s+(?:the\s+)?(?:irs|government|taxman)\b|"
@@ -183,6 +336,11 @@ _PRIVACY = re.compile(
 )
 #: Sexual contact forced on strangers ("run up and pinch their nipples").
 _ABUSE = re.compile(
+    # a young prostitute, sex with a child ("looking for a young male prostitute")
+    r"\b(?:young|younger|underage|under-age|teen(?:age)?|minor|child|little)\s+"
+    r"(?:(?:male|female|boy|girl)\s+)?(?:prostitutes?|hookers?|escorts?|sex\s+workers?)\b|"
+    r"\bchild\s+porn\w*|\bsex\s+with\s+(?:a\s+)?(?:minors?|child(?:ren)?|kids?|underage\s+\w+|"
+    r"\d{1,2}[- ]year[- ]olds?)\b|"
     r"\b(?:pinch|grab|grope|touch|fondle|rub)\w*\s+(?:their|her|his|people'?s|women'?s|"
     r"girls'?|strangers'?)\s+(?:nipples?|breasts?|boobs?|butts?|asses|ass|crotch|genitals?|"
     r"private\s+parts)\b|"
@@ -194,6 +352,28 @@ _ABUSE = re.compile(
     # watching someone undressed ("I saw my sister shower ... it got me excited")
     r"\b(?:saw|see|seeing|seen|watch\w*|peep\w*\s+(?:at|on)|spy\w*\s+on)\s+(?:my|his|her|the|a|"
     r"our)\s+\w+\s+(?:shower\w*|naked|nude|undress\w*|getting\s+(?:dressed|undressed|changed))\b",
+    re.IGNORECASE,
+)
+
+
+#: Harm the speaker means to do to themselves ("what's a good way to kill myself", "I want to
+#: end my life"); never an injury ("I hurt myself skiing", "I cut myself shaving") nor a
+#: figure of speech ("I'd kill myself laughing", "shoot myself in the foot").
+_SELF_HARM = re.compile(
+    r"\b(?:kill|killing|off|offing)\s+myself\b(?!\s+(?:laughing|with\s+laughter|at\s+(?:the\s+)?"
+    r"(?:gym|work)|over\b|trying))|"
+    r"\b(?:i|i'm|i\s+am|want|wanna|going|gonna|plan\w*|thinking\s+(?:about|of)|consider\w*|ways?\s+"
+    r"to|how\s+(?:to|can\s+i|do\s+i|should\s+i))\s+(?:\w+\s+){0,2}?(?:commit(?:ting)?\s+)?"
+    r"suicide\b(?!\s+(?:prevention|hotline|hot\s*line|awareness|squad|watch|rates?|risk))|"
+    r"\bsuicidal\b|"
+    r"\b(?:end|ending)\s+my\s+(?:own\s+)?life\b|\btak(?:e|ing)\s+my\s+own\s+life\b|"
+    rf"\b{_WISH}(?:hurt|harm|cut|burn|starve|hang|shoot|poison|drown)\s+myself\b(?!\s+in\s+the\s+"
+    r"foot)|\bshoot\s+myself\s+in\s+the\s+(?:head|chest|heart|mouth)\b|"
+    r"\bslit(?:ting)?\s+my\s+wrists?\b|\bhang\s+myself\b|"
+    r"\b(?:i\s+)?(?:want|wish)\s+(?:to\s+)?(?:die|be\s+dead|i\s+(?:was|were)\s+dead)\b(?!\s+"
+    r"(?:happy|old|peacefully|in\s+my\s+sleep|of|laughing|with|at|when|before|doing))|"
+    r"\b(?:don'?t|do\s+not|no\s+longer)\s+want\s+to\s+(?:live|be\s+alive|exist)\b(?!\s+(?:in|with|"
+    r"near|like|there|here|on|at|alone|without|so|that|by|far|close))",
     re.IGNORECASE,
 )
 
@@ -216,6 +396,7 @@ _DETECTORS = (
     ("CRIME", _CRIME),
     ("PRIVACY", _PRIVACY),
     ("SEXUAL_ABUSE", _ABUSE),
+    ("SELF_HARM", _SELF_HARM),
 )
 
 

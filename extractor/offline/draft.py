@@ -161,7 +161,9 @@ _PAST_HINT = re.compile(
 _FUTURE_HINT = re.compile(
     r"\b(?:will|'ll|going to(?!\s+(?:the|a|an|my|your|his|her|our|their|this|that|these|those|"
     r"some|school|work|church|bed|college|class|town|parties|concerts|shows|games|"
-    r"\w+'s)\b)|gonna|plan(?:ning)? to|about to|intend to|hope to|want to|"
+    r"\w+'s)\b)|gonna|plan(?:ning)? to|about to|"
+    # another's wish is a present state of theirs ("now they want to change it"), not a plan
+    r"(?<!\bthey\s)(?<!\byou\s)(?<!\bpeople\s)(?:intend|hope|want)\s+to|"
     r"next(?!\s+(?:to|door)\b)|soon|tomorrow|upcoming|"
     # a tentative plan ("I might go to the beach", "we may visit Rome")
     r"(?:might|may)\s+(?:\w+ly\s+|also\s+|just\s+)?(?:go|visit|travel|move|watch|try|take|buy|"
@@ -184,6 +186,12 @@ def _temporal_of(text: str, anchor: datetime | None, _key: str = "") -> dict[str
     if found and guessed is not TemporalKind.FUTURE and caseless.search(_PLANNED_MOTION, text):
         guessed = TemporalKind.FUTURE
     if not found:
+        recent = _RECENT.search(text) if anchor is not None else None
+        if recent and guessed is TemporalKind.POINT_IN_TIME and anchor is not None:
+            # "I just had a big life change", "I recently started a course": it happened by
+            # the time the message was written, and that day is known
+            return {"expression": recent.group(1), "kind": guessed,
+                    "valid_to": anchor.date().isoformat()}  # fmt: skip
         return {"kind": guessed}
     first = found[0]
     res = first.resolution
@@ -203,6 +211,8 @@ def _temporal_of(text: str, anchor: datetime | None, _key: str = "") -> dict[str
 
 
 _BOUNDED = (TemporalKind.PAST, TemporalKind.POINT_IN_TIME)
+#: An event told as just past ("I just had", "we recently moved"): bounded by the message time.
+_RECENT = re.compile(r"\b(?:i|we)(?:'ve|\s+have)?\s+(just|recently)\b", re.IGNORECASE)
 
 
 def _before(value: str, anchor: datetime) -> bool:
@@ -219,14 +229,42 @@ def _tense(text: str) -> TemporalKind:
         return TemporalKind.PAST
     if _HABIT.search(low):
         return TemporalKind.CURRENT  # "sometimes I will go to record stores": a habit
-    if caseless.search(_FUTURE_HINT, low):
+    if caseless.search(_FUTURE_HINT, _main_clause(low)):
         return TemporalKind.FUTURE
     head = _HEAD.search(low)
+    perfect = _PERFECT.search(low)
+    if perfect and (head is None or perfect.start() <= head.start()):
+        # "I've been into dancing since I was a kid": a state that still holds, whatever the
+        # clause after "since" says of then
+        return TemporalKind.CURRENT
     if head and _is_past_state(low, head):
         return TemporalKind.PAST
     if is_past_event(text):
         return TemporalKind.POINT_IN_TIME
     return TemporalKind.CURRENT
+
+
+#: What the speaker read, heard or knows is not their plan: a "will" in it ("I've read about
+#: how female spiders will often devour the male") tells of the world, not of the speaker.
+_REPORTED_CLAUSE = re.compile(
+    r"\b(?:read|heard|learned|learnt|seen|saw|noticed|know|knew|found\s+out|realized|realised|"
+    r"told\s+me|said)\s+(?:about\s+)?(?:how|that|what|why|whether)\b"
+)
+
+
+def _main_clause(low: str) -> str:
+    """``low`` up to a reported clause, if it has one."""
+    m = _REPORTED_CLAUSE.search(low)
+    return low if m is None else low[: m.start()]
+
+
+#: A present perfect ("I've been into dancing", "we have lived here for years", "I've read
+#: about it"): what began then and holds now, not a state that ended.
+_PERFECT = re.compile(
+    r"\b(?:i|we)(?:'ve|’ve|\s+have)\s+(?:\w+ly\s+|always\s+|also\s+|ever\s+|never\s+)?"
+    r"(?:been|had|read|known|seen|heard|done|made|met|grown|kept|found|taught|thought|felt|loved|"
+    r"liked|enjoyed|lived|worked|wanted|owned|used|played|studied)\b"
+)
 
 
 _HABIT = re.compile(r"\b(?:sometimes|usually|often|always)\s+(?:i|we)\s+(?:will|'ll|would)\b")
@@ -250,7 +288,8 @@ _PAST_ROLE = re.compile(
     r"chair(?:man|woman)?|member)\s+of)\b"
 )
 _HEAD = re.compile(
-    r"\b(?:i|my [\"“'‘]?\w+[\"”'’]?|we)\s+(?:\w+ly\s+|just\s+|also\s+)?(\w+(?:'\w+)?)"
+    r"\b(?:i|my [\"“'‘]?\w+[\"”'’]?|we)\s+(?:\w+ly\s+|just\s+|also\s+|even\s+|already\s+)?"
+    r"(\w+(?:'\w+)?)"
 )
 #: A denied past ("My employer didn't report the work", "I didn't have a car"): an event
 #: that did not happen is a fact about then (POINT_IN_TIME), a state that did not hold is PAST.
@@ -274,10 +313,29 @@ _PAST_STATE = frozenset(
         "thought believed assumed figured supposed",
     )
 )
-_WAS_ADVERB = r"(?:(?:\w+ly|also|just|still|even|once)\s+)?"
+_WAS_ADVERB = r"(?:(?:\w+ly|also|just|still|even|once|so|very|really)\s+)?"
 _EVENT_AFTER_WAS = re.compile(
     r"\b(?:was|were)\s+" + _WAS_ADVERB + r"(?:born|married|divorced|diagnosed|hired|fired|promoted|"
-    r"adopted|raised|engaged|\w+ing)\b"
+    r"adopted|raised|engaged|\w+ing|"
+    # struck by something, once ("I was deeply impressed by Meursault"): an experience
+    r"impressed|amazed|moved|touched|surprised|shocked|stunned|astonished|inspired|fascinated|"
+    r"captivated|thrilled|delighted|overwhelmed|awed|blown\s+away|disappointed|devastated)\b"
+)
+#: A liking or a good time had then ("I loved Gulangyu Island", "I had a great time kayaking",
+#: "we had a great walk"): an experience, which stays true; a liking that held for a period
+#: ("I loved soccer as a kid", "I loved my job back then") is a past state.
+_EXPERIENCE = re.compile(
+    r"\b(?:loved|liked|enjoyed|hated|disliked|adored)\b|"
+    r"\bhad\s+(?:a|an|such\s+a|the\s+best|the\s+most|so\s+much|lots\s+of|a\s+lot\s+of)\s+"
+    r"(?:[\w-]+\s+){0,3}?(?:time|blast|ball|fun|day|night|evening|weekend|trip|holiday|vacation|"
+    r"experience|walk|hike|picnic|party|meal|dinner|lunch|conversation|chat|game|match|race|"
+    r"accident|baby|surgery|operation|interview|date|fight|argument|dream|nightmare)\b|"
+    r"\bhad\s+(?:so\s+much\s+|great\s+|some\s+)?fun\b"
+)
+_PERIOD = re.compile(
+    r"\b(?:as\s+an?\s+(?:kid|child|boy|girl|teen(?:ager)?)|when\s+(?:i|we)\s+(?:was|were)|"
+    r"growing\s+up|back\s+then|in\s+those\s+days|in\s+(?:high\s+)?school|in\s+college|"
+    r"for\s+(?:years|decades|a\s+long\s+time)|all\s+my\s+life|at\s+the\s+time|before)\b"
 )
 
 
@@ -294,19 +352,29 @@ def _is_past_state(low: str, head: re.Match[str]) -> bool:
     verb = head.group(1)
     if verb not in _PAST_STATE or low[head.start() : head.start(1)].endswith("just "):
         return False  # "I just had surgery": an event, just now
+    if _is_experience(low, head):
+        return False
     return not _EVENT_AFTER_WAS.match(low, head.start(1))
+
+
+def _is_experience(low: str, head: re.Match[str]) -> bool:
+    return bool(_EXPERIENCE.match(low, head.start(1))) and not _PERIOD.search(low)
 
 
 def is_past_event(text: str) -> bool:
     """A sentence that tells something that happened ("I moved to Lisbon in 2021")."""
     low = text.lower()
     head = _HEAD.search(low)
-    if head is None or re.search(r"\bused to\b", low) or caseless.search(_FUTURE_HINT, low):
+    if re.search(r"\bused to\b", low) or caseless.search(_FUTURE_HINT, _main_clause(low)):
         return False
+    if head is None:
+        return _done_to_speaker(low)
     verb = head.group(1)
     denied = _denied(low, head)
     if denied is not None:
         return denied not in _STATE_VERBS
+    if verb in _PAST_STATE and _is_experience(low, head):
+        return True
     if verb in ("was", "were"):
         return bool(_EVENT_AFTER_WAS.match(low, head.start(1))) and not re.match(
             r"(?:was|were)\s+" + _WAS_ADVERB + r"\w+ing\b", low[head.start(1) :]
@@ -314,6 +382,25 @@ def is_past_event(text: str) -> bool:
     past = (bool(_PAST_HINT.fullmatch(verb)) and verb not in PRESENT_ED) or verb in PAST_IRREGULAR
     just = low[head.start() : head.start(1)].endswith("just ")
     return past and (verb not in _PAST_STATE or just) and verb not in ("did", "once")
+
+
+#: Something someone did to the speaker ("Janet at school punched me", "a boy asked me to the
+#: dance", "someone embarrassed me in front of others"): an event, though not told of "I".
+_DONE_TO_SPEAKER = re.compile(
+    r"(?:so|and|but|well|oh|yes|yeah|no|today|yesterday)?[\s,]*(?:[\w'’-]+\s+){1,4}?(\w+)\s+"
+    r"(?:me|us)\b"
+)
+
+
+def _done_to_speaker(low: str) -> bool:
+    m = _DONE_TO_SPEAKER.match(low)
+    if m is None:
+        return False
+    verb = m.group(1)
+    past = (bool(re.fullmatch(r"\w+ed", verb)) and verb not in PRESENT_ED) or (
+        verb in PAST_IRREGULAR
+    )
+    return past and verb not in _PAST_STATE and verb not in ("did", "was", "were")
 
 
 #: Going somewhere at a stated time is a plan ("I'm going there on Friday", "We're flying out
@@ -356,9 +443,14 @@ def dated(content: str, temporal: TemporalScope, anchor: datetime | None) -> str
         phrase = f"on {start}" if len(start) >= 10 else f"in {_readable(start)}"
     else:
         phrase = f"between {start} and {end}"
-    if at.start() == 0:
-        phrase = phrase[:1].upper() + phrase[1:]
-    return content[: at.start()] + phrase + content[at.end() :]
+    # every mention of it ("Yesterday was crazy cool - ... on the big screen yesterday!")
+    out: list[str] = []
+    last = 0
+    for m in re.finditer(rf"(?<!\w){re.escape(expression)}(?!\w)", content, re.IGNORECASE):
+        said = phrase[:1].upper() + phrase[1:] if m.start() == 0 else phrase
+        out += [content[last : m.start()], said]
+        last = m.end()
+    return "".join(out) + content[last:]
 
 
 def _readable(value: str) -> str:
