@@ -34,7 +34,9 @@ Modules, by what their rules detect:
   too), hypotheticals (but not the speaker's own wish), sarcasm and jokes, instructions to the
   memory system, certification words, template slots ("[name]").
 * :mod:`.entities` -- people, places, organizations, contact and health data.
-* :mod:`.english` -- the first-person sentence rewritten in the third person about "User".
+* :mod:`.english` -- the first-person sentence rewritten in the third person about "User";
+  whom a "we" takes in when the chat names one group (the sentence, the other speaker's
+  question, the user's earlier messages of the session), else "User and others".
 * :mod:`.text` -- sentence, line and clause spans with exact offsets; discourse openers, whom a
   greeting addresses ("Hey Gina,", "Hello, my friend."), closing pleasantries and question tags.
 * :mod:`.scorer` -- the one learned part: a linear sentence scorer (weights in

@@ -4,11 +4,19 @@
 sentence other than pronouns and the verb agreeing with them is kept as written, so hedges,
 negations, numbers and time expressions survive the rewrite: the content says what the quote
 says, about the user instead of by the user.
+
+A "we" is the user and whom the chat says they are with, when only one group can be meant
+(:func:`we_are`): "My wife and I ..." in the sentence, "How are you and your wife?" asked just
+before, or the user's earlier messages of the session ("User and their wife love hiking.");
+with no one named, "User and others".
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
+
+from ..content.faithfulness import check_faithful, source_for
 
 
 def _words(text: str) -> frozenset[str]:
@@ -83,11 +91,22 @@ _PAST_MARKER = re.compile(
 )
 
 
-def third_person(text: str) -> str:
-    """Rewrite ``text`` about "User"; the result starts with a capital and ends with a stop."""
-    paired = _pair_subject(text)
-    mentioned = paired != text  # "User and their wife ..." already names the user
-    text = paired
+def third_person(text: str, group: str | None = None) -> str:
+    """Rewrite ``text`` about "User"; the result starts with a capital and ends with a stop.
+
+    ``group`` is whom a "we" takes in besides the user, when the chat says it (:func:`we_are`:
+    "their wife"): "We love hiking." is then "User and their wife love hiking.", else "User and
+    others love hiking.". A "we" whose sentence says whom the user was with ("We went to the
+    park with my kids.") is the user: "User went to the park with their kids."
+    """
+    first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+    if _WITH_MINE.search(first) and _WE_FIRST.match(first):
+        text = _we_as_i(text)
+    if group is None and _WE_FIRST.match(text) and len(pairs := own_groups(text)) == 1:
+        group = pairs.pop()  # "We need a floor for me & my students": the students
+    text = _pair_subject(text)  # "User and their wife ...": the user is named there
+    mentioned = False
+    who = f"User and {group}" if group else "User and others"
     out: list[str] = []
     cursor = 0
     conjugate_next = False
@@ -106,7 +125,9 @@ def third_person(text: str) -> str:
             else:
                 replacement = _PLURAL_VERB.get(low, word)
                 plural_next = False
-        if low in ("my",):
+        if text.startswith("User and their", m.start()):  # named by the pairing
+            mentioned = True
+        elif low in ("my",):
             replacement = "their" if mentioned else "User's"
             mentioned = True
         elif low in _SUBJECT_FORMS and (low != "i" or word in ("I", "i")):
@@ -116,7 +137,7 @@ def third_person(text: str) -> str:
             plural_next = low == "i" and mentioned
             mentioned = True
         elif low in ("we", "we're", "we've", "we'd", "we'll", "our", "us", "ours"):
-            replacement = _plural(low, mentioned)
+            replacement = _plural(low, None if mentioned else who)
             mentioned = True
         out.append(text[cursor : m.start()])
         out.append(replacement)
@@ -150,10 +171,18 @@ _NOT_AFTER_PREPOSITION = "".join(
 
 def _pair_subject(text: str) -> str:
     """``my wife and I`` → ``User and their wife`` (before the word-by-word rewrite)."""
-    return re.sub(
+    text = re.sub(
         rf"{_NOT_AFTER_PREPOSITION}\b[Mm]y ((?:{_NOUNISH}\w+ ){{0,2}}?{_NOUNISH}\w+)"
-        r" and (?:I|i|me)\b"
+        r" (?:and|&) (?:I|i|me)\b"
         r"(?: (am|have|was|do|go))?",
+        lambda m: (
+            f"User and their {m.group(1)}" + (f" {_plural_verb(m.group(2))}" if m.group(2) else "")
+        ),
+        text,
+    )
+    # "Me and my kids went ..." (a group noun: "me and my friends", not "me and my job")
+    return re.sub(
+        rf"\b(?:[Mm]e|I) (?:and|&) my {_GROUP_PHRASE}\b(?: (am|have|was|do|go))?",
         lambda m: (
             f"User and their {m.group(1)}" + (f" {_plural_verb(m.group(2))}" if m.group(2) else "")
         ),
@@ -165,18 +194,146 @@ def _plural_verb(verb: str) -> str:
     return {"am": "are", "was": "were"}.get(verb, verb)
 
 
-def _plural(low: str, mentioned: bool) -> str:
-    who = "they" if mentioned else "User and others"
-    return {
-        "we": who,
-        "we're": f"{who} are",
-        "we've": f"{who} have",
-        "we'd": f"{who} would",
-        "we'll": f"{who} will",
-        "our": "their",
-        "us": "them",
-        "ours": "theirs",
-    }[low]
+def _plural(low: str, who: str | None) -> str:
+    """A "we" form: ``who`` at the first mention of anyone ("User and their wife"), else
+    "they". "our" first is the user's ("Our house is small." -> "User's house is small."),
+    or the group's when the chat names it ("User and their wife's house")."""
+    if who is None:
+        forms = {"our": "their", "us": "them", "ours": "theirs"}
+        subject = "they"
+    else:
+        owner = "User" if who == "User and others" else who
+        # "us" with no one named stays "them" ("a few of them"), as it read before
+        forms = {"our": f"{owner}'s", "us": "them" if owner == "User" else who}
+        forms["ours"] = forms["our"]
+        subject = who
+    return (
+        forms.get(low)
+        or {
+            "we": subject,
+            "we're": f"{subject} are",
+            "we've": f"{subject} have",
+            "we'd": f"{subject} would",
+            "we'll": f"{subject} will",
+        }[low]
+    )
+
+
+#: Whom a "we" may take in besides the user: people of theirs (and pets).
+_GROUP_NOUN = (
+    r"(?:mom|mum|mother|dad|father|parent|sister|brother|sibling|wife|husband|spouse|hubby|"
+    r"girlfriend|boyfriend|partner|fianc[eé]e?|friend|daughter|son|kid|child|children|family|"
+    r"grandma|grandpa|grandparent|grandkid|grandchildren|aunt|uncle|cousin|niece|nephew|"
+    r"roommate|coworker|colleague|team|band|class|student|dog|cat|boy|girl|twins|"
+    r"(?:band|team|class|room|house|flat)mate)s?"
+)
+#: Up to two words before the noun ("best friend", "two kids", "office team"), not a verb.
+_GROUP_PHRASE = rf"((?:{_NOUNISH}[a-z]+ ){{0,2}}?{_GROUP_NOUN})"
+#: The user's own words pairing them with the group: "my wife and I", "me and my kids".
+_OWN_GROUP = (
+    # (not "one of my coworkers and I": one of them)
+    re.compile(rf"(?<!\bof )\bmy {_GROUP_PHRASE} (?:and|&) (?:I|me)\b", re.IGNORECASE),
+    re.compile(rf"\b(?:me|I) (?:and|&) my {_GROUP_PHRASE}\b", re.IGNORECASE),
+)
+#: The other speaker's question about the user and the group: "How are you and your wife?",
+#: "Did you go with your sons?", "Are your kids and you ready?".
+_ASKED_GROUP = (
+    re.compile(rf"\byou (?:and|&) your {_GROUP_PHRASE}\b", re.IGNORECASE),
+    re.compile(rf"\byour {_GROUP_PHRASE} (?:and|&) you\b", re.IGNORECASE),
+    re.compile(rf"\byou\b[^.?!]*?\bwith your {_GROUP_PHRASE}\b", re.IGNORECASE),
+)
+_WE_FORM = r"(?:we|we're|we’re|we've|we’ve|we'd|we’d|we'll|we’ll)"
+#: A "we" first, before any "I" ("We went ... with my kids"; not "I said we ...").
+_WE_FIRST = re.compile(rf"^(?:(?!\b(?:I|me|my)\b)[^.?!])*?\b{_WE_FORM}\b", re.IGNORECASE)
+#: "we should ...": people at large as often as the user's own.
+_GENERIC = re.compile(rf"\b{_WE_FORM}\s+(?:\w+\s+)?(?:should|shold|must|ought)\b", re.I)
+_WE_SUBJECT = re.compile(rf"\b{_WE_FORM}\b", re.IGNORECASE)
+_WITH_MINE = re.compile(rf"\bwith my {_GROUP_PHRASE}\b", re.IGNORECASE)
+#: A "we" that may take in the listener ("we can meet you there"), everyone around ("we have
+#: big deer here") or more than one group ("we all").
+_OPEN_WE = re.compile(
+    r"\b(?:you|your|yours|yourself|u|all|here|everyone|everybody)\b(?<!thank you)", re.I
+)
+#: "we both" is the pair a question asks about, but may be the speakers when nothing does.
+_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
+
+
+def _we_as_i(text: str) -> str:
+    """The "we" forms of ``text`` as the user's own ("we" -> "I", "our" -> "my")."""
+    forms = {"we": "I", "we're": "I'm", "we've": "I've", "we'd": "I'd", "we'll": "I'll",
+             "our": "my", "us": "me", "ours": "mine"}  # fmt: skip
+
+    def one(m: re.Match[str]) -> str:
+        word = m.group(0)
+        mine = forms[word.lower().replace("’", "'")]
+        return mine if mine.startswith("I") or word.islower() else mine.capitalize()
+
+    return re.sub(r"\b(?:we|we['’](?:re|ve|d|ll)|our|us|ours)\b", one, text, flags=re.I)
+
+
+def own_groups(text: str) -> set[str]:
+    """The groups the user pairs themselves with in ``text`` ("my wife and I" -> "their
+    wife")."""
+    return {f"their {_group_words(m.group(1))}" for r in _OWN_GROUP for m in r.finditer(text)}
+
+
+def asked_group(sentences: Iterable[str | None]) -> str | None:
+    """The one group the other speaker's questions (of ``sentences``, those that end with a
+    question mark) ask about with the user ("How are you and your wife?" -> "their wife"), or
+    ``None``."""
+    found = {
+        _group_words(m.group(1))
+        for text in sentences
+        if text and text.rstrip().endswith("?")
+        for rule in _ASKED_GROUP
+        for m in rule.finditer(text)
+    }
+    return f"their {found.pop()}" if len(found) == 1 else None
+
+
+def _group_words(phrase: str) -> str:
+    return " ".join(phrase.split())
+
+
+def we_are(text: str, sentence: str, asked: str | None, earlier: str | None) -> str | None:
+    """Whom a "we" of ``sentence`` (in the user's message ``text``) takes in besides the user,
+    when the chat says it and only one group can be meant: the group the other speaker's
+    question ``asked`` about ("How are you and your wife?" -- "We're great."), else the one the
+    user's earlier messages of the session paired them with (``earlier``: "My wife and I ...").
+    ``None`` when the message names a group of its own (its sentence is quoted with it, or not
+    resolved), or the "we" may take in the listener or everyone around ("we both", "here")."""
+    if own_groups(text) or _WITH_MINE.search(text) or _OPEN_WE.search(sentence):
+        return None
+    if asked:
+        return asked
+    if _BOTH.search(sentence) or _GENERIC.search(sentence) or not _WE_SUBJECT.search(sentence):
+        return None  # ("Who needs the hassle at our age?", "We should ...": anyone)
+    return earlier
+
+
+def with_group(
+    text: str, group: str | None, quote: tuple[str, int, int], before: Sequence[str]
+) -> str:
+    """:func:`third_person` of ``text`` with ``group`` named, when the gate's content check
+    accepts it for ``quote`` (message text, start, end) after the messages ``before`` it (the
+    group's words may be far back, out of the gate's reach: "while User and their partner are
+    there" shares no word with its quote); else with "User and others"."""
+    plain = third_person(text)
+    if group is None:
+        return plain
+    named = third_person(text, group)
+    if named == plain:
+        return plain
+    message, start, end = quote
+    # the group's words are in the conversation, not near the quote: first, out of reach
+    source = source_for(message, start, end, [group, "", *before[-1:]])
+    return named if check_faithful(named, source) is None else plain
+
+
+def session_group(groups: set[str]) -> str | None:
+    """The group of the user's earlier messages of a session (:func:`own_groups` of each), when
+    they named only one."""
+    return next(iter(groups)) if len(groups) == 1 else None
 
 
 def _conjugate(word: str, low: str, past: bool) -> str:

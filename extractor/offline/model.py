@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..clients.base import ClientResult, Usage
@@ -36,6 +37,7 @@ from ..vocab import Origin, Role
 from .answers import answer_groups, asked_in, replied_to
 from .claims import assistant_groups, words_of
 from .draft import Draft, Group
+from .english import own_groups, session_group
 from .scorer import drop_chatter
 from .sensible import drop_unkept
 from .statements import user_groups
@@ -137,14 +139,23 @@ def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Grou
     groups: list[Group] = []
     said_before: set[str] = set()  # words of the user and tool text so far: what echoes repeat
     asked = ""  # the user's latest message: what an assistant claim may answer
+    paired: set[str] = set()  # the groups the user paired themselves with this session
     for index, message in enumerate(conversation.messages):
+        if index and _new_session(conversation.messages[index - 1].timestamp, message.timestamp):
+            paired = set()
         if message.role in (Role.USER, Role.TOOL):
             said_before |= words_of(message.text)
         if message.role is Role.USER:
             asked = message.text
         if message.role is Role.USER:
             previous = conversation.messages[index - 1] if index else None
-            found = user_groups(message, question=asked_in(previous), replied=replied_to(previous))
+            found = user_groups(
+                message,
+                question=asked_in(previous),
+                replied=replied_to(previous),
+                company=session_group(paired),
+            )
+            paired |= own_groups(message.text)
             found += answer_groups(message, previous, [d.piece for g in found for d in g.drafts])
             found.sort(key=lambda g: g.drafts[0].piece.start)
             found = drop_chatter(found, message, after_question=asked_in(previous) is not None)
@@ -161,6 +172,18 @@ def _groups(conversation: Conversation, allow_system_sources: bool) -> list[Grou
             group.order = (index, position)
         groups.extend(found)
     return groups
+
+
+#: A gap this long between two messages starts a new session (LoCoMo's sessions are days apart).
+SESSION_GAP = timedelta(hours=6)
+
+
+def _new_session(before: datetime | None, after: datetime | None) -> bool:
+    if before is None or after is None:
+        return False
+    if (before.tzinfo is None) != (after.tzinfo is None):
+        return True
+    return abs(after - before) > SESSION_GAP
 
 
 def _within_limit(groups: list[Group], limit: int) -> list[Group]:

@@ -39,7 +39,7 @@ from .draft import (
     temporal_for,
     uncertainty_for,
 )
-from .english import finish, third_person, tidy
+from .english import asked_group, finish, tidy, we_are, with_group
 from .entities import entities_in
 from .replies import Replied, elides_topic, replied_quote, with_topic
 from .standalone import (
@@ -379,11 +379,14 @@ def user_groups(
     origin: Origin = Origin.USER,
     question: str | None = None,
     replied: Replied | None = None,
+    company: str | None = None,
 ) -> list[Group]:
     """Assertion events and the claims they carry, clause by clause. ``question`` is the other
     speaker's question this message answers, if any: what a pro-form in it may stand for;
     ``replied`` the other speaker's sentences before it, one of which is quoted when a
-    pro-form in a sentence has no referent of its own (:func:`claim_for`)."""
+    pro-form in a sentence has no referent of its own (:func:`claim_for`); ``company`` the one
+    group the user's earlier messages of the session paired them with ("their wife"): whom a
+    "we" may take in (:func:`.english.we_are`)."""
     if is_injection(message.text):
         return []
     # A certification word is kept only where it is the speaker's own word about their world
@@ -420,7 +423,7 @@ def user_groups(
             lead = (
                 piece.start if part.start > piece.start else _start_before(pieces, i - 1, skipped)
             )
-            claim = claim_for(part, message, origin, question, replied, lead)
+            claim = claim_for(part, message, origin, question, replied, lead, company)
             if claim is not None and not any(g.drafts[1].piece == claim.piece for g in groups):
                 # (two clauses of a sentence quoted with what it replies to quote it whole once)
                 groups.append(Group([stated(claim.piece, message, origin), claim], priority=0))
@@ -530,6 +533,7 @@ def claim_for(
     question: str | None = None,
     replied: Replied | None = None,
     lead: int | None = None,
+    company: str | None = None,
 ) -> Draft | None:
     """The claim ``piece`` makes, or ``None``.
 
@@ -592,7 +596,11 @@ def claim_for(
     elif (subjectless := _subjectless(text)) is not None:
         content = _subjectless_content(text, subjectless)
     else:
-        content = _sentence_case(third_person(tidy(text)))
+        asked = asked_group([question, *(replied.sentences if replied else ())])
+        group = we_are(message.text, text, asked, company)
+        before = [replied.text] if replied else []
+        quote = (message.text, piece.start, piece.end)
+        content = _sentence_case(with_group(tidy(text), group, quote, before))
     return proposition(piece, message, origin, memory_type, content)
 
 
