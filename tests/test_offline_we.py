@@ -137,3 +137,25 @@ def test_a_group_out_of_the_gates_reach_is_not_named_where_it_would_fail() -> No
     contents = [c.content for c in result.candidates]
     assert any("poutine while User and others are there" in c for c in contents)
     assert not any("poutine while User and their fiancee" in c for c in contents)
+
+
+@pytest.mark.parametrize(
+    ("said", "content"),
+    [
+        # the user alone was named first: a later "we" is still more than the user
+        (
+            "I think we should close the border.",
+            "User thinks they and others should close the border.",
+        ),
+        (
+            "I feel like we never have enough time.",
+            "User feels like they and others never have enough time.",
+        ),
+        # the group was named first: "they" is that group
+        ("My wife and I think we might move.", "User and their wife think they might move."),
+    ],
+)
+def test_a_later_we_is_never_the_user_alone(said: str, content: str) -> None:
+    result = Extractor().process({"id": "we", "messages": [{"role": "user", "content": said}]})
+    assert not result.rejections
+    assert content in [c.content for c in result.candidates]

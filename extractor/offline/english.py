@@ -106,6 +106,7 @@ def third_person(text: str, group: str | None = None) -> str:
         group = pairs.pop()  # "We need a floor for me & my students": the students
     text = _pair_subject(text)  # "User and their wife ...": the user is named there
     mentioned = False
+    group_named = False  # the group, not the user alone, was named before: "they" is the group
     who = f"User and {group}" if group else "User and others"
     out: list[str] = []
     cursor = 0
@@ -126,7 +127,7 @@ def third_person(text: str, group: str | None = None) -> str:
                 replacement = _PLURAL_VERB.get(low, word)
                 plural_next = False
         if text.startswith("User and their", m.start()):  # named by the pairing
-            mentioned = True
+            mentioned = group_named = True
         elif low in ("my",):
             replacement = "their" if mentioned else "User's"
             mentioned = True
@@ -137,7 +138,15 @@ def third_person(text: str, group: str | None = None) -> str:
             plural_next = low == "i" and mentioned
             mentioned = True
         elif low in ("we", "we're", "we've", "we'd", "we'll", "our", "us", "ours"):
-            replacement = _plural(low, None if mentioned else who)
+            # after the user is named, a "we" is still more than the user: "they and others"
+            # ("User thinks they and others should ..."), never a "they" read as the user alone
+            if not mentioned or (word[0] == "W" and low != "our"):  # a sentence's first word
+                replacement = _plural(low, who)
+                group_named = True
+            elif low in ("our", "us", "ours") or group_named:
+                replacement = _plural(low, None)  # "they": the group named before
+            else:  # the user alone was named: "they" would read as the user
+                replacement = _plural(low, "they" + who.removeprefix("User"))
             mentioned = True
         out.append(text[cursor : m.start()])
         out.append(replacement)
