@@ -83,7 +83,8 @@ _POINTING_SUBJECT = re.compile(
     r"one\s+of\s+(?:them|those|these)\b|"
     # a subject left out before a verb of the third person ("Gives me a visual of my
     # progress.", "Keeps me organized.", "Makes me happy.")
-    r"(?-i:(?:Gives|Keeps|Helps|Lets|Reminds|Takes|Brings|Makes|Means|Puts|Gets))\s+(?:me|us)\b|"
+    r"(?-i:(?:Gives|Keeps|Helps|Lets|Reminds|Takes|Brings|Makes|Means|Puts|Gets|Gave|Kept|Helped|"
+    r"Reminded|Took|Brought|Made|Meant|Got|Left))\s+(?:me|us)\b|"
     # what comes after or instead of something in the chat ("After that, I'm off to ...",
     # "Other than that, ...", "Besides that ...")
     r"(?:after|before|besides|apart\s+from|other\s+than|except\s+for|because\s+of|despite|"
@@ -236,10 +237,13 @@ _VAGUE = re.compile(
     r"(?:to\s+say|with)\s+(?-i:[A-Z][a-z]+)\W*$|"
     r"something\s+(?:really\s+|so\s+|very\s+|quite\s+)?(?:unhappy|unexpected|exciting|"
     r"interesting|amazing|bad|good|wonderful|terrible|comforting|important|big|fun|cool)\b|"
-    r"\b(?:a|some)\s+(?:problem|problems|difficulties|difficulty|issue|issues|trouble|"
+    r"\b(?:a|some)\s+(?:problem|problems|difficulties|difficulty|issue|issues|troubles?|"
     r"challenge|challenges)(?:\s+(?:today|lately|recently|yesterday|now|at\s+work))?\W*$|"
     r"\b(?:a|the)\s+(?:physical\s+|signed\s+|hard\s+|paper\s+)?copy\W*$|"
     r"\bnothing\s+in\s+particular\b|"
+    # a thought with nothing of it said ("I have an idea.", "I've got another question")
+    r"^(?:i|we)\s+(?:have|had|'ve\s+got|got)\s+(?:an?|another|one\s+more)\s+(?:\w+\s+)?"
+    r"(?:idea|thought|suggestion|proposal)\W*$|"
     # understanding with nothing understood ("I think I understand now.")
     r"^(?:i\s+(?:think|guess|believe)\s+)?i\s+(?:finally\s+|now\s+|kind\s+of\s+)?"
     r"(?:understand|get\s+it|see)(?:\s+(?:now|better|it\s+now|better\s+now))?\W*$)",
@@ -347,24 +351,27 @@ _ABOUT_EXCHANGE = re.compile(
     r"glad\s+(?:that\s+)?we\s+(?:met|talked|chatted)|asking\s+(?:you|u)\b|wishing\s+you\b|"
     r"appreciate\s+(?:your|you)\b(?!.*\b(?:since|because|as)\b)|is\s+there\s+(?:any\s+)?(?:way|chance)\b|"
     r"how\s+(?:can|could|do|should)\s+i\b)|"
-    r"^i(?:'m|\s+am|\s+was)\s+(?:just\s+)?wondering\b|"
+    r"^i(?:'m|\s+am|\s+was)\s+(?:just\s+|also\s+|really\s+)*wondering\b|"
     r"^i\s+meant(?:\s+\w+){0,2}\W*$|^(?:what\s+)?i\s+mean(?:t)?\s+(?:is\s+)?(?:if|that)\b|"
     # "I'm here to chat with you again today.", "I also want to ask you some questions",
     # "I wanted to share my feelings with you.", "I'm really glad I met you.", "i asked you to
     # get me two tickets", "I won't tell.", "I dare you to say it!"
     r"^i(?:'m|\s+am)\s+(?:\w+\s+)?here\s+to\s+(?:chat|talk|share|ask)\b|"
+    r"^(?:(?:today|now|so|also),?\s+)*i\s+(?:really\s+|also\s+|just\s+)?(?:want|wanted|would\s+like|"
+    r"'d\s+like)\s+to\s+(?:talk|chat|speak)\s+(?:to|with)\s+(?:you|u)\b|"
     r"^i(?:\s+(?:also\s+|just\s+)?(?:want|wanted|would\s+like)|'d\s+(?:also\s+|just\s+)?like)\s+to\s+(?:ask|tell|share\s+"
     r"(?:[\w'’]+\s+){0,3}?with)"
     r"\s+(?:you|u)\b|\bglad\s+(?:that\s+)?i\s+(?:met|found|talked\s+to)\s+(?:you|u)\b|"
     r"^i\s+(?:already\s+)?asked\s+(?:you|u)\b|^i\s+won'?t\s+tell(?:\s+anyone)?\W*$|"
     r"^i\s+dare\s+(?:you|u)\b|\b(?:attracted\s+to|in\s+love\s+with|mad\s+at|angry\s+(?:at|with))"
     r"\s+(?:you|u)\W*$|^i\s+know\s+what\s+(?:you|u)(?:'re|\s+are)\s+saying\b|"
-    r"\b(?:we|you\s+and\s+i)\s+(?:have|share)\s+(?:a\s+lot\s+in\s+common|similar|the\s+same\s+taste)|"
+    r"\b(?:we|you\s+and\s+i)\s+(?:have|share)\s+(?:(?:a\s+lot|so\s+much|something|things|much)\s+in\s+common|"
+    r"similar|the\s+same\s+taste)|"
     r"^i(?:'m|\s+am)\s+(?:\w+\s+)?(?:happy|glad|here|willing|ready)\s+to\s+(?:help|assist|support|"
     r"listen)\b|"
     # thanks ("Your encouragement means a lot to me.", "Sam, that means a lot to me.")
-    r"^(?:[A-Z][a-z]+,\s+)?(?:your\s+\w+(?:\s+and\s+\w+)?|that|this|it|you|talking\s+to\s+(?:you|u))"
-    r"\s+(?:really\s+|truly\s+)?(?:means|meant)\s+(?:a\s+lot|so\s+much|the\s+world)\b|"
+    r"^(?:[A-Z][a-z]+,\s+)?(?:your\s+(?:kind\s+)?\w+(?:\s+and\s+\w+)?|that|this|it|you|talking\s+to\s+(?:you|u))"
+    r"\s+(?:really\s+|truly\s+)?(?:means|meant|mean)\s+(?:a\s+lot|so\s+much|the\s+world)\b|"
     # a reaction to the other speaker's thing ("I can't wait to hear it.", "I'd love to
     # listen to it.")
     r"^i(?:'d|\s+would)?\s+(?:really\s+)?(?:love|like|can'?t\s+wait|cannot\s+wait)\s+to\s+(?:hear|see|"
@@ -429,8 +436,50 @@ def needs_the_chat(text: str) -> bool:
 
 def missing_complement(text: str) -> bool:
     """``text`` (a short sentence) leaves what it is about to what was said before it ("I was
-    hooked right away!")."""
-    return len(text.split()) <= MAX_VAGUE_WORDS and _MISSING_COMPLEMENT.search(text) is not None
+    hooked right away!", "Maybe I will.", "I will take a look.")."""
+    if len(text.split()) > MAX_VAGUE_WORDS:
+        return False
+    return bool(_MISSING_COMPLEMENT.search(text) or _LIGHT_VERB.search(text) or _stranded(text))
+
+
+#: A verb phrase left out after a modal ("Maybe I will.", "I'm sure I will.", "I wish I
+#: could."): what the speaker will or could do is in the chat. (After "do", "did", "have" it
+#: answers a question, read against it in :mod:`.answers`.)
+_STRANDED = re.compile(
+    r"\b(?:i|we)(?:\s+(?:will|would|could|can|should|might|may|must|shall)(?:n['’]?t|\s+not)?|"
+    r"\s+(?:won['’]?t|can['’]?t|cannot)|['’](?:ll|d))"
+    r"(?:\s+(?:too|as\s+well|either|again|someday|sometime|one\s+day|soon|though|then|later|"
+    r"for\s+sure|definitely|probably|eventually|lol|haha))*\W*$",
+    re.IGNORECASE,
+)
+#: Words before a subject that make the clause a comparison or a condition of the sentence
+#: ("I read whenever I can.", "I run faster than I did."): the verb phrase is in the sentence.
+_SUBORDINATOR = re.compile(
+    r"\b(?:than|as|when|whenever|if|where|wherever|what|whatever|while|because|since|how|"
+    r"who|which|that|till|until|before|after|once|so)\W*$",
+    re.IGNORECASE,
+)
+
+
+def _stranded(text: str) -> bool:
+    """``text`` ends in an auxiliary whose verb phrase is left to the chat ("Maybe I will.")."""
+    m = _STRANDED.search(text)
+    return m is not None and _SUBORDINATOR.search(text[: m.start()]) is None
+
+
+#: A light verb with nothing named to do it to ("I will take a look.", "I'll have to give it a
+#: try sometime.", "I'll look into it.", "I won't give up!"): what is looked at, tried or kept
+#: at is in the chat.
+_LIGHT_VERB = re.compile(
+    r"\b(?:take|took|taking|takes|have|had|having)\s+a\s+(?:\w+\s+)?look"
+    r"(?:\s+(?:at|into)\s+(?:it|them|that|this|those|these))?"
+    r"(?=\W*$|\s+(?:sometime|someday|soon|later|too|then|again|first|tomorrow|now)\b)|"
+    r"\b(?:give|gave|giving|gives)\s+(?:it|that|this|them|those|these)\s+a\s+(?:\w+\s+)?"
+    r"(?:try|shot|go|whirl|chance)\b|"
+    r"\b(?:look|looking|looked)\s+into\s+(?:it|that|this|them)\b|"
+    r"\b(?:give|gave|giving)\s+up(?:\s+(?:now|yet|easily|so\s+easily|that\s+easily))?\W*$",
+    re.IGNORECASE,
+)
 
 
 def leans_on_words(text: str) -> bool:
