@@ -126,7 +126,8 @@ _REFERENTS = (
     ),
     re.compile(
         r"(?:" + _DETERMINER + r"|\b(?:love|like|enjoy|play|have|watch|read|see|about|of|"
-        r"with|for|and)\s+|^\W*)(?!" + _NOT_A_REFERENT + r")[a-z][\w-]*[^siu\W]s\b"
+        r"with|for|and)\s+|^\W*(?!(?:was|has|does|is|thus|always|perhaps|sometimes|"
+        r"guess|less|unless)\b))(?!" + _NOT_A_REFERENT + r")[a-z][\w-]*[^siu\W]s\b"
         r"(?!\s+" + _NOT_A_REFERENT + r")",
         re.IGNORECASE,
     ),
@@ -170,7 +171,7 @@ def replied_quote(piece: Piece, message: Message, replied: Replied) -> tuple[Pie
     if pro_form is None or holds_referent(text[: pro_form.start()]):
         # nothing to resolve, or resolved in the reply itself ("I love music and play it")
         return None if replied.last is None else (whole, replied.last)
-    quoted = _quoted(text, replied)
+    quoted = _quoted(text, replied, pro_form.group())
     return None if quoted is None else (whole, quoted)
 
 
@@ -193,6 +194,59 @@ def holds_referent(text: str) -> bool:
     return any(not _addressed(text, m) for m in _NAME.finditer(text))
 
 
+#: A demonstrative noun phrase ("those hikes", "this wonderful car", "from that day"): it
+#: points at a picture or at words said before, so it is no referent a quotation can give.
+_POINTED = re.compile(
+    r"\b(?:this|these|those|(?<=\s)(?<!\bso\s)(?<!\bsaid\s)(?<!\bthink\s)(?<!\bknow\s)"
+    r"(?<!\bsure\s)(?<!\bhope\s)(?<!\bglad\s)that)"
+    r"(?!\s+(?:far|much|many|long|little|big|bad|good|way|kind|sort|type|one|ones|is|was|"
+    r"'s|’s)\b)"
+    r"(?:\s+(?!(?:and|or|but|is|was|are|were|to|of|in|on|at|for|with|without|from|about|into|"
+    r"through|over|after|before|by|as|than|so|too|very|really|just|that|which|who|i|you|me|"
+    r"him|her|us|them|we|they|it|must|can|could|would|will|should|have|has|had|do|does|did)\b)"
+    r"[\w'-]+){1,3}",
+    re.IGNORECASE,
+)
+#: A light verb's noun ("Take a look at ...", "give it a try"): no thing of the chat.
+_LIGHT = re.compile(
+    r"\b(?:take|took|taking|have|had|having|give|gave|get|got|make|made)\s+(?:it\s+)?a\s+(?:quick\s+|closer\s+)?"
+    r"(?:look|try|shot|go|break|chance|minute|second|guess|blast)\b",
+    re.IGNORECASE,
+)
+#: A pronoun of the other speaker's own, which needs a referent before it in their sentence.
+_OWN_PRONOUN = re.compile(
+    r"\b(?:it|its|they|them|their|theirs|he|him|his|she|her|hers)\b(?!['’]s\s)|\bit(?=['’]s\s)",
+    re.IGNORECASE,
+)
+
+
+#: Pro-forms that stand for the same kind of referent.
+_GROUP = {
+    **dict.fromkeys(("it", "its", "this", "that"), "it"),
+    **dict.fromkeys(("they", "them", "their", "theirs", "these", "those", "both"), "they"),
+    **dict.fromkeys(("he", "him", "his"), "he"),
+    **dict.fromkeys(("she", "her", "hers"), "she"),
+}
+
+
+def _holds_for_reply(said: str, pro_form: str = "") -> bool:
+    """Whether the other speaker's sentence ``said`` holds, in words, what a reply's pro-form
+    stands for: a referent (:func:`holds_referent`) that is not itself a pointer ("those
+    hikes", "this wonderful car", "a look"), in a sentence that does not lean on a pronoun of
+    its own with nothing before it ("It has adventures, magic, and great characters", "I bet
+    they all had a blast!", "What are their names?") when that is the reply's ``pro_form``
+    ("it" for "it", "they" for "them")."""
+    plain = _EXPLETIVE_IT.sub(lambda m: " " * len(m.group()), said)
+    for pointer in (_POINTED, _LIGHT):  # a stop, so no word reads across the gap
+        plain = pointer.sub(lambda m: "." + " " * (len(m.group()) - 1), plain)
+    group = _GROUP.get(pro_form.lower().split("'")[0].split("’")[0])
+    for own in _OWN_PRONOUN.finditer(plain):
+        same = group is not None and _GROUP.get(own.group().lower()) == group
+        if same and not holds_referent(plain[: own.start()]):
+            return False
+    return holds_referent(plain)
+
+
 def _addressed(text: str, name: re.Match[str]) -> bool:
     """Whether the name is whom the sentence addresses ("Nice one, Joanna!", "Wow Caroline,")."""
     if _CALLING.search(text[: name.start()]):
@@ -200,11 +254,14 @@ def _addressed(text: str, name: re.Match[str]) -> bool:
     return text[: name.start()].rstrip().endswith(",") and not text[name.end() :].strip(" !.?")
 
 
-def _quoted(reply: str, replied: Replied) -> str | None:
+def _quoted(reply: str, replied: Replied, pro_form: str = "") -> str | None:
     """The other speaker's words from the sentence that holds the referent to the end."""
     said = replied.sentences
     recent = list(range(len(said)))[-LOOK_BACK:]
-    holding = [i for i in reversed(recent) if holds_referent(said[i])]
+    # a sentence leaning on the same pro-form itself is quoted only when no other holds it
+    holding = [i for i in reversed(recent) if _holds_for_reply(said[i], pro_form)] or [
+        i for i in reversed(recent) if _holds_for_reply(said[i])
+    ]
     if not holding:
         return None
     words = {w.lower() for w in _WORD.findall(reply)} - _COMMON
