@@ -160,6 +160,10 @@ _POINTING_OBJECT = re.compile(
     r"(?=\s*(?:[.!?,;)]|$)|\s+(?:and|but|or|too|yet|soon|someday|now|again|though|already|when|"
     r"if|because|so|one\s+day|some\s+day|of\s+(?:my|our|their)\s+own)\b)|"
     r"\bone\s+of\s+(?:my|our)\s+own\b|"
+    # "the ones" or "the first one" for things of the chat ("I'll make a list of the ones that
+    # suit me.", "I liked the first one better."), not a person ("the one who ...")
+    r"\bthe\s+(?:(?:first|second|third|last|other|new|old|big|small|red|blue|black|white|"
+    r"green|same|right|best|cheaper|bigger|smaller)\s+)?ones?\b(?!\s+(?:who|whom|and\s+only)\b)|"
     # a count with nothing counted ("I know a few that I really want to ...") and a cleft on
     # what was just said ("I don't want nobody to know it was me.")
     r"\b(?:a\s+few|several|a\s+couple|quite\s+a\s+few)(?=\s+(?:that|who|which)\b)|"
