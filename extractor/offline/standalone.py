@@ -46,7 +46,7 @@ import re
 
 _LEAD = (
     r"^(?:(?:and|but|so|oh|yeah|yea|yes|well|plus|also|honestly|actually|haha|lol|because|cause|"
-    r"cuz)[\s,!]+)*"
+    r"cuz)[\s,!]+|(?-i:[A-Z][a-z]+),\s+(?=(?:that|this)\b))*"
 )
 
 #: The subject points outside the sentence ("They mean the world to me.", "It made me think",
