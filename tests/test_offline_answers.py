@@ -413,6 +413,32 @@ def test_a_reply_no_quotation_makes_whole_yields_nothing(said: str, reply: str) 
     assert user_contents(assistant(said), user(reply)) == []
 
 
+def test_a_pointer_in_the_other_speakers_words_holds_no_referent() -> None:
+    # "this gorgeous boat", "that trip" point at a picture or at words said before
+    assert (
+        user_contents(assistant("Look at this gorgeous boat!"), user("Always wanted to try that."))
+        == []
+    )
+    assert (
+        user_contents(
+            assistant("I bet they had a blast! Got any photos from that trip?"),
+            user("Their smiles made my whole week."),
+        )
+        == []
+    )
+
+
+def test_a_sentence_leaning_on_the_same_pro_form_is_not_where_the_quotation_starts() -> None:
+    found = user_contents(
+        assistant("I just read Dune. It has sandworms, politics and great battles!"),
+        user("It's been on my reading list for years."),
+    )
+    assert found == [
+        'Told "I just read Dune. It has sandworms, politics and great battles!", User replied: '
+        '"It\'s been on my reading list for years."'
+    ]
+
+
 def test_a_quoted_reply_is_its_whole_sentence_never_a_clause() -> None:
     found = user_contents(
         assistant("Does the car belong to you?"), user("No, but it will do once I get inside it.")

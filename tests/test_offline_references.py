@@ -267,3 +267,58 @@ def test_a_span_is_never_widened_over_a_sentence_left_out() -> None:
     assert claims({"role": "user", "content": text}) == [
         ("I live in Porto.", "User lives in Porto.")
     ]
+
+
+# --- round 5: a claim whose verb phrase, object or topic is in another message -------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "gone", "kept"),
+    [
+        # a verb phrase left out after a modal: what the speaker will do is in the chat
+        ("Perhaps I will.", "Perhaps User will", None),
+        ("I'm certain I could.", "certain they could", None),
+        ("I cook whenever I can.", None, "User cooks whenever they can."),
+        # a light verb with nothing named to do it to
+        ("I'll have a look.", "have a look", None),
+        ("I might give it a shot someday.", "give it a shot", None),
+        ("I will never give up!", "never give up", None),
+        ("I'll have a look at the new museum downtown.", None, "look at the new museum downtown"),
+        ("I gave up smoking in 2019.", None, "User gave up smoking in 2019."),
+        # a thought or trouble with nothing of it said
+        ("I have some troubles at work", "troubles", None),
+        ("I have an idea.", "User has an idea.", None),
+        ("I have an idea for a board game about whales.", None, "a board game about whales"),
+        # a subject left out before a verb in the past
+        ("Reminded me of my grandpa.", "Reminded User", None),
+        # "the ones", "the first one": things of the chat, not a person
+        ("I bought the blue ones.", "the blue ones", None),
+        ("My aunt is the one who taught me to knit.", None, "taught them to knit"),
+    ],
+)
+def test_what_a_claim_leaves_to_another_message(
+    text: str, gone: str | None, kept: str | None
+) -> None:
+    assert_gone_and_kept(text, gone, kept)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Today I want to talk to you about my worries.",
+        "I'm glad we have something in common.",
+        "I was also wondering, what do you think of jazz?",
+    ],
+)
+def test_talk_about_the_exchange_yields_nothing(text: str) -> None:
+    assert contents(text) == []
+
+
+def test_a_subjectless_past_verb_is_widened_over_the_sentence_it_leans_on() -> None:
+    found = contents("I toured an old farm with my cousin today. Reminded me of my grandpa.")
+    assert any("old farm" in c and "grandpa" in c for c in found)
+
+
+def test_a_reaction_after_a_name_is_never_what_a_span_is_widened_over() -> None:
+    found = " | ".join(contents("Sam, that's a clever plan. I'll jot down the ones I like."))
+    assert "clever plan" not in found

@@ -15,7 +15,10 @@ with the other speaker's words quoted, but only when the quotation makes it whol
 * the sentence quoted holds something the pro-form can stand for: a thing for "it" ("Does the
   car belong to you?"), things or a name for "they" ("I love horses."), a person for "her"
   ("Is that the woman from Canada?"); not a sentence that leans on the same pro-form itself
-  ("What gave you the idea to paint it?", "They're so beautiful.") -- the other speaker's
+  ("What gave you the idea to paint it?", "They're so beautiful.") nor a pointer of theirs
+  ("those hikes", "this wonderful car", "a look"); a sentence leaning on the reply's own
+  pro-form ("It has adventures ...") is where the quotation starts only when no other sentence
+  holds the referent -- the other speaker's
   sentences are read back from the last, up to :data:`LOOK_BACK`, and the quotation runs from
   the one that holds the referent to the end of the message ("I love horses. They're so
   beautiful and majestic."), preferring one that shares a word with the reply ("... the

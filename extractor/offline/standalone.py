@@ -33,6 +33,9 @@ Rules, by what they detect:
 * :data:`_MISSING_COMPLEMENT` -- a complement left to the chat ("I'm seeing some progress.",
   "I was hooked right away!", "the details", "the training", "unable to continue", "a little
   bit of everything", a relative clause cut from what it is said of);
+* :data:`_STRANDED`, :data:`_LIGHT_VERB` -- a verb phrase left out after a modal ("Maybe I
+  will."), a light verb with nothing named ("I will take a look.", "I won't give up!"): a
+  complement left to the chat, widened over the sentence before when that stands alone;
 * :data:`_FRAGMENT` -- a subordinate clause standing alone, a dangling "to", what is left of a
   sentence cut at a comma ("As for me.", "Here I am.", "Last time we talked", "When I am I
   always ...", "my mom.");
