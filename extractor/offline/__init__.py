@@ -11,7 +11,8 @@ Modules, by what their rules detect:
   limit, numbering and parent links.
 * :mod:`.statements` -- what a user says about themselves: the assertion event and the claim it
   makes (WORLD_PROPOSITION, PREFERENCE, PROCEDURE, FAILURE_EXPERIENCE); conversational moves
-  (offers, reactions, small talk, apologies, talk about the exchange) yield nothing.
+  (offers, reactions, small talk, apologies, talk about the exchange and to the other speaker
+  about their part in it, tasks for them, fragments of an answer) yield nothing.
 * :mod:`.standalone` -- whether a user's claim stands alone as a memory: pro-forms pointing
   into another message ("They mean the world to me."), fragments, vague stand-ins, moves that
   pass with the exchange (promises to follow advice, talk about the conversation, passing
@@ -37,8 +38,10 @@ Modules, by what their rules detect:
 * :mod:`.english` -- the first-person sentence rewritten in the third person about "User";
   whom a "we" takes in when the chat names one group (the sentence, the other speaker's
   question, the user's earlier messages of the session), else "User and others".
-* :mod:`.text` -- sentence, line and clause spans with exact offsets; discourse openers, whom a
-  greeting addresses ("Hey Gina,", "Hello, my friend."), closing pleasantries and question tags.
+* :mod:`.text` -- sentence, line and clause spans with exact offsets (a request run on after a
+  statement is a clause of its own); discourse openers, whom a greeting addresses ("Hey Gina,",
+  "Hello, my friend."), closing pleasantries and question tags; fragments ("Like in my state.",
+  a subordinate clause cut from its main clause).
 * :mod:`.scorer` -- the one learned part: a linear sentence scorer (weights in
   ``data/scorer.json``, trained on the MSC dev half) that drops the chatter claims of a user
   message, always keeping its best-scored claim; :mod:`.train` regenerates the weights

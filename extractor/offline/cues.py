@@ -36,7 +36,7 @@ _AUX = (
     r"am|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|haven't|hasn't|can't|couldn't)"
 )
 _QUESTION_START = re.compile(
-    rf"^(?:(?:who|what|when|where|why|how|which|whose|whom)(?:'s|'re|\s+{_AUX}\b|\s+about\b)|"
+    rf"^(?:(?:who|what|when|where|why|how|which|whose|whom|wtf|wth)(?:'s|'re|\s+{_AUX}\b|\s+about\b)|"
     rf"(?:who|what|which|how)\s+(?:\w+\s+)?{_AUX}\b|how\s+(?:come|long|many|much|often)\b|"
     rf"{_AUX}\s+(?:you|u|we|they|he|she|it|there|i|your|that|this|anyone|anybody)\b|"
     r"any\s+(?:ideas?|tips|suggestions|plans))",
@@ -60,7 +60,13 @@ _OWN_WISH = re.compile(
     r"(?!(?:you|u|ya|y'all|everyone|everybody|them|him|her|us|all)\b)(?=\w)",
     re.IGNORECASE,
 )
-_CONDITIONAL_START = re.compile(r"^(?:if|unless|whenever|in case)\b", re.IGNORECASE)
+#: A condition opens the sentence, after discourse words or an example marker too ("So if I
+#: said ...", "Sure if you are willing to help me.", "For example, if I set off ...").
+_CONDITIONAL_START = re.compile(
+    r"^(?:(?:so|and|but|sure|well|ok|okay|yeah|yes|no|now|then|say|for\s+example|"
+    r"for\s+instance|e\.?g\.?)[\s,]+)*(?:if|unless|whenever|in\s+case)\b",
+    re.IGNORECASE,
+)
 _SARCASM = re.compile(
     r"(?:\byeah,?\s+right\b|\boh,?\s+(?:great|joy|wonderful|fantastic|perfect|lovely|sure)\b|"
     r"\bjust\s+(?:great|perfect|wonderful|what\s+i\s+needed)\b|\bas\s+if\b|/s\b|"

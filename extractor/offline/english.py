@@ -363,7 +363,9 @@ def _conjugate(word: str, low: str, past: bool) -> str:
     return word + "s"
 
 
-_LEADING_PARTICLE = re.compile(r"^(?:(?:also|and|but|so|well|plus|anyway|though),?\s+)+", re.I)
+_LEADING_PARTICLE = re.compile(
+    r"^(?:(?:also|and|but|so(?!\s+(?:far|much|many|long)\b)|well|plus|anyway|though),?\s+)+", re.I
+)
 _TRAILING_PARTICLE = re.compile(
     r"(?:[\s,]+(?:though|too|as well|lol|haha+|hehe|lmao|tho|either|anyway|ha))+(?=[\s.!?…]*$)",
     re.IGNORECASE,

@@ -5,7 +5,8 @@ event the system witnessed) and, linked to it by ``parent``, the claim itself --
 WORLD_PROPOSITION, PREFERENCE, PROCEDURE or FAILURE_EXPERIENCE rewritten in the third person.
 Sentences that assert nothing about the user -- questions, hypotheticals, sarcasm, jokes,
 small talk aimed at the other speaker (offers, reactions, opinions on what was just said, tips
-for the other speaker, talk about the exchange itself), and instructions aimed at the memory
+for the other speaker, talk about the exchange itself, talk to the other speaker about their
+part in it, tasks for them), fragments of an answer, and instructions aimed at the memory
 system -- yield nothing at all. The speaker's own wish ("I wish I had more time") is not a
 hypothetical: it says what they want.
 """
@@ -53,7 +54,7 @@ from .standalone import (
     passes,
     resolve,
 )
-from .text import Piece, clauses, sentences, strip_opener
+from .text import Piece, clauses, is_cut_clause, is_fragment, sentences, strip_opener
 
 _FIRST_PERSON = re.compile(
     r"\b(?:i|me|my|mine|myself|i'm|im|i've|ive|i'd|i'll|we|our|ours|we're|we've)\b|"
@@ -296,6 +297,110 @@ _ABOUT_PARTNER = re.compile(
     r"\s*(?:you|your|u|ur)\b",
     re.IGNORECASE,
 )
+_MOVE_LEAD = (
+    r"^(?:(?:and|but|so|oh|yeah|yea|yes|no|nope|well|plus|also|honestly|actually|ok|okay|sure|"
+    r"now|then|look|listen|absolutely|absolutetly|because|cause|cuz)[\s,!]+)*"
+)
+#: Nothing of the speaker's own after the point: no first-person subject, "my" or "our".
+_NOTHING_OWN_AFTER = r"(?![^.!?]*\b(?:i|i'm|im|i've|i'd|i'll|my|mine|we|we're|our|ours)\b)"
+#: Talk addressed to the other speaker about their part in the exchange: wanting no more of
+#: the talk ("I never want to come back and talk to you."), asking for or reacting to what they
+#: give ("I need your help.", "I liked your suggestion of ...", "I want to know your opinion
+#: about ..."), complaints on how they answer ("So far you haven't helped me with anything I
+#: asked for.", "you really don't listen"), their willingness ("if you are willing to help
+#: me"), their words said back ("So you're saying ..."), hopes on what they will do ("I was
+#: hoping you could ...") and the speaker's stance toward them ("I don't owe you any money.",
+#: "I don't trust you.", "i believe in you"). A move of the exchange, not a memory: in a
+#: human chat too ("I don't need your advice."). The listener's things that the speaker tells
+#: about ("I'd appreciate your help since I spend all my time ...", "I love talking to you")
+#: are kept: only what names nothing of the speaker's after it goes.
+_TO_LISTENER = re.compile(
+    r"\b(?:don'?t|do\s+not|never|not|no\s+longer)\s+(?:[\w'’]+\s+){0,5}?(?:talk|chat|speak)(?:ing)?\s+"
+    r"(?:to|with)\s+(?:you|u)\b|"
+    r"\b(?:need|want|would\s+like|'d\s+like|could\s+use|asking\s+for|ask\s+for|appreciate|"
+    r"(?:liked?|loved?|enjoyed|hated?|(?:don'?t|do\s+not|didn'?t|did\s+not)\s+(?:like|need|want)))\s+"
+    r"(?:[\w'’]+\s+){0,2}?your\s+(?:help|assistance|suggestions?|advice|opinions?|input|thoughts|"
+    r"ideas?|answers?|responses?|replies|reply|jokes?|explanations?|recommendations?|offer|"
+    r"take|views?)\b" + _NOTHING_OWN_AFTER + "|"
+    r"\b(?:you|u)\s+(?:still\s+|just\s+|really\s+|clearly\s+|obviously\s+)?(?:haven'?t|have\s+not|"
+    r"never|didn'?t|did\s+not|don'?t|do\s+not|won'?t|can'?t|cannot|aren'?t|are\s+not|'re\s+not)\s+"
+    r"(?:even\s+|really\s+|actually\s+|being\s+)?(?:help(?:ed|ing|ful)?|answer(?:ed|ing)?|"
+    r"listen(?:ed|ing)?|understand|understood|hear|heard|follow(?:ed|ing)?|read)\b|"
+    r"\b(?:you|u)(?:'re|\s+are|\s+were)?\s+(?:\w+\s+)?(?:willing|able|going|trying)\s+to\s+help\s+"
+    r"me\b|\b(?:that|when)\s+(?:you|u)\s+(?:helped|help|can\s+help|could\s+help)\s+me\b"
+    + _NOTHING_OWN_AFTER
+    + "|"
+    r"^(?:(?:so|and|but|oh|wait)[\s,]+)*(?:you|u)(?:'re|\s+are)\s+(?:just\s+|really\s+)?(?:saying|"
+    r"telling\s+me|asking(?:\s+me)?)\b|"
+    r"\b(?:i|we)(?:\s+(?:\w+\s+)?(?:was|were|am)|['’]m|['’]re)\s+(?:just\s+|only\s+|really\s+)?"
+    r"hoping\s+(?:that\s+)?(?:you|u)\b|"
+    # what the speaker asks of them ("I need you to promise ...", "What I need is for you to
+    # find ...", "I just asked you.", "I'm not telling you that.", "I assumed you were ...")
+    r"\b(?:i|we)\s+(?:\w+\s+)?(?:need|needs)\s+(?:(?:is\s+)?for\s+)?(?:you|u)\s+to\b|"
+    r"\bneed\s+is\s+for\s+(?:you|u)\s+to\b|"
+    r"^(?:(?:so|and|but|well|look|hey)[\s,]+)*(?:i|we)\s+(?:just\s+|already\s+|only\s+)?(?:told|asked|called|"
+    r"tricked|came\s+to)\s+(?:you|u)\b" + _NOTHING_OWN_AFTER + "|"
+    r"\b(?:i|we)(?:['’]m|\s+am|\s+will|['’]ll)?\s+(?:not|never|n['’]t|won['’]t)\s+(?:telling|tell|"
+    r"giving|give|answering|answer)\s+(?:you|u)\b" + _NOTHING_OWN_AFTER + "|"
+    r"\b(?:i|we)\s+(?:\w+\s+)?(?:assumed|figured|thought)\s+(?:that\s+)?(?:you|u)(?:['’]re|\s+were|"
+    r"\s+are|\s+was)\b|"
+    r"\byour\s+(?:honest\s+)?(?:opinion|thoughts|take|views?|reaction)\s+(?:on|about|of|to|"
+    r"regarding)\b|"
+    r"\b(?:i|we)\s+(?:[\w'’]+\s+){0,2}?(?:owe|trust|hate|blame|forgive|believe\s+in)\s+(?:you|u|ya)\b"
+    + _NOTHING_OWN_AFTER,
+    re.IGNORECASE,
+)
+#: The speaker's own talk in the exchange: what they ask, mean or said ("I was asking about
+#: obesity and insurance.", "I'm talking about my neighbours" is a clarification, "I meant the
+#: new address", "I already said that", "Like I asked before", "I did not ask for an
+#: explanation of ...", "That's exactly what I'm asking.", "My question is."): it points at the
+#: conversation, and what it is about is said elsewhere in it.
+_OWN_TALK = re.compile(
+    _MOVE_LEAD + r"(?:i|we)(?:\s+(?:\w+\s+)?(?:am|was|were)|['’]m)\s+(?:just\s+|only\s+|really\s+|"
+    r"specifically\s+|simply\s+)?(?:asking|talking|referring|speaking)\s+(?:about|of|for|if|whether|"
+    r"why|how|what)\b|"
+    + _MOVE_LEAD
+    + r"(?:i|we)\s+(?:only\s+|just\s+|really\s+)?(?:meant|mean)\s+(?:the|that|a|an|in|it|this|"
+    r"what|when|like)\b|"
+    # ("Like I said." leads into what is said next, and stays with it)
+    r"^(?:(?:like|as)\s+(?!(?:i|we)\s+said\b))?(?:i|we)\s+(?:already\s+|just\s+)?(?:said|told\s+you|"
+    r"mentioned|asked|wrote)"
+    r"(?:\s+(?:you\s+)?(?:that|this|it))?(?:\s+(?:already|before|earlier|above|previously))?\W*$|"
+    r"\b(?:i|we)\s+(?:did\s+not|didn'?t|never)\s+ask(?:ed)?\s+(?:you\s+)?(?:for|about|to|that|this|if|"
+    r"whether)\b|"
+    r"^(?:that'?s|that\s+is|this\s+is)\s+(?:exactly\s+|just\s+|precisely\s+)?what\s+(?:i|we)(?:'m|"
+    r"\s+am|\s+was|\s+were|'re|\s+are)\s+(?:asking|looking\s+for|talking\s+about)\b|"
+    r"\b(?:sharing|asking)\s+(?:you\s+)?(?:this|that|the|my)\s+question\b|"
+    r"^(?:my|our|the)\s+(?:question|point|request|answer)\s+(?:is|was)\W*$",
+    re.IGNORECASE,
+)
+#: A request or need that only makes sense as a task for the other speaker: something to be
+#: found or given, with nothing of the speaker's in it ("I need a residential address.", "I
+#: want insults in English.", "I need to find an email address of someone."), help asked for
+#: ("I need help finding an address.", "I need some help breaking out of ..."), and a question
+#: put as a want ("I just want to know which is better ...", "I need to know how ..."). "I
+#: need some ideas for my garden" and "I need help convincing my girlfriend ..." tell of the
+#: speaker's things and are kept; so is a named target ("... the address of J.T. Realmuto").
+_TASK_NEED = re.compile(
+    _MOVE_LEAD + r"(?:i|we)\s+(?:just\s+|really\s+|still\s+|only\s+|also\s+|now\s+)?(?:need|want|"
+    r"would\s+like|'d\s+like|am\s+looking\s+for|'m\s+looking\s+for)\s+"
+    r"(?:to\s+(?:find|get|have|locate|see)\s+)?(?:a|an|the|some|more|another|other|his|her|their|"
+    r"that|this|these|those)?\s*(?:(?!(?:my|our)\b)[\w'’-]+\s+){0,2}?(?:address|addresses|"
+    r"number|numbers|email|emails|info|information|details|answers?|list|examples?|template|"
+    r"instructions|steps|directions|links?|website|sources?|insults?|slurs?|terms?|words|phrases|"
+    r"jokes|pranks|tips|advice|options|ideas|suggestions|recommendations|recipes|ways|methods)"
+    r"(?:\s+(?:of|for|to|from|on|about|in|with)\s+(?:someone|somebody|anyone|him|her|them|it|this|"
+    r"that|these|those|english|spanish|french|\w+ing|(?:a|an|the|some)\s+[\w-]+))?\W*$|"
+    + _MOVE_LEAD
+    + r"(?:i|we)\s+(?:just\s+|really\s+|also\s+|still\s+|only\s+)?(?:need|want|would\s+like|"
+    r"'d\s+like|could\s+use)\s+(?:some\s+|a\s+little\s+|a\s+bit\s+of\s+)?help\b"
+    + _NOTHING_OWN_AFTER
+    + "|"
+    + _MOVE_LEAD
+    + r"(?:i|we)\s+(?:just\s+|really\s+|also\s+|only\s+)?(?:want|need|would\s+like|'d\s+like|"
+    r"wanna)\s+(?:to\s+)?(?:know|find\s+out)\s+(?:why|how|what|if|whether|where|who|which|when)\b",
+    re.IGNORECASE,
+)
 #: "I wish" and what follows: an elliptical wish ("I wish I could.", "I wish I knew.") says
 #: nothing; one with content ("I wish I knew my dad.") says what the speaker wants.
 _WISH_HEAD = re.compile(r"^(?:i|we)\s+(?:\w+\s+)?wish\s+(?:that\s+)?", re.IGNORECASE)
@@ -325,6 +430,11 @@ _INSTRUCTION = re.compile(
     r"(?!(?:\s+\w+){0,3}\s+(?:the\s+good\s+work|(?:keep|keeps|keepin['’]?)\s+(?:on|going|at\s+it|up|"
     r"trying|pushing|smiling)|on\s+going|it\s+will\s+all\s+work\s+out)\b)",
     re.IGNORECASE,
+)
+#: An instruction on how to treat the speaker in this exchange ("be mean to me", "Please be
+#: nice to me."): a one-off, unless it says it stands ("Always be honest with me.").
+_BE_TO_ME = re.compile(
+    r"^(?:please\s+)?(?:just\s+)?be\s+(?:[\w'’-]+\s+){1,2}(?:to|with)\s+me\W*$", re.IGNORECASE
 )
 #: A one-off task ("Summarise my latest email.") is a request, not a standing preference,
 #: unless it says it stands ("Always summarise in three bullets.").
@@ -410,13 +520,21 @@ def user_groups(
         elif is_sarcastic_or_joke(piece.text) or is_hypothetical_claim(piece.text):
             continue  # the whole sentence is not meant literally, every clause of it
         else:
-            parts = [c for c in (strip_opener(c) for c in clauses(piece)) if c is not None]
+            parts = [
+                c
+                for c in (strip_opener(c) for c in clauses(piece, whole_lead=True))
+                if c is not None
+            ]
             if REPORTED_CUES.search(piece.text):  # "according to Bob ...: I live in Porto."
                 # the gate reads a reporter as reaching the clauses after it: a clause that
                 # leaves it out would state as plain fact what the sentence attributes
                 parts = [c for c in parts if c == piece or REPORTED_CUES.search(c.text)]
-        for part in parts:
+        for n, part in enumerate(parts):
             if skip(part.text) or non_fact_about_speaker(part.text):
+                continue
+            if n + 1 < len(parts) and is_cut_clause(part.text):
+                # "Now when I get my legal gun" of "..., how should I use it?": its main
+                # clause is the next piece; a last one ("..., when I was 20") is read as before
                 continue
             # what a pro-form may lean on in this message: the clauses before it in its
             # sentence, or else the sentence before it
@@ -450,6 +568,8 @@ def classify(text: str) -> MemoryType | None:
     if (_TASK.match(text) and not _STANDING.search(text)) or _ASIDE.match(text):
         return None
     if _INSTRUCTION.match(text) and not _FIRST_PERSON.match(text):
+        if _BE_TO_ME.match(text) and not _STANDING.search(text):
+            return None  # "be mean to me": how to treat the speaker now, not a standing wish
         return MemoryType.PREFERENCE
     if has_placeholder(text):
         return None
@@ -466,7 +586,9 @@ def classify(text: str) -> MemoryType | None:
     chatter = _CHATTER.match(text)
     if chatter and not _SUBJECT.search(text, chatter.end()):
         return None
-    if _is_conversational_move(text):
+    if _is_conversational_move(text) or _is_exchange_move(text):
+        return None
+    if is_fragment(text):
         return None
     if _WEAK.match(text) or _ELLIPTICAL.match(text):
         return None
@@ -493,6 +615,12 @@ def _is_conversational_move(text: str) -> bool:
     that the speaker is telling something about themselves.
     """
     return any(rule.search(text) for rule in (_ACKNOWLEDGE, _META_TALK, _APOLOGY, _ABOUT_PARTNER))
+
+
+def _is_exchange_move(text: str) -> bool:
+    """Round-5 moves: talk to the listener about the exchange, the speaker's own talk in it,
+    and tasks for the listener (:data:`_TO_LISTENER`, :data:`_OWN_TALK`, :data:`_TASK_NEED`)."""
+    return any(rule.search(text) for rule in (_TO_LISTENER, _OWN_TALK, _TASK_NEED))
 
 
 def stated(piece: Piece, message: Message, origin: Origin) -> Draft:

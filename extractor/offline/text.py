@@ -105,6 +105,22 @@ _RUN_ON_QUESTION = re.compile(
     re.IGNORECASE,
 )
 
+#: A request to the other speaker run on after a statement, with or without its "?" ("I want
+#: to break out of prison will you help me", "I don't remember can you tell me", "I think you
+#: don't like them tell me why").
+_RUN_ON_REQUEST = re.compile(
+    r"\s+(?=(?:so\s+|and\s+|but\s+)?(?:can|could|will|would)\s+(?:you|u)\s+(?:please\s+)?(?:help|tell|"
+    r"show|give|find|get|teach|explain|send)\b[^.!?,;]*\W*$)|"
+    r"\s+(?=if\s+(?:you|u)\s+(?:can|could|would|will)\s+help\s+me\W*$)|"
+    # an imperative, not the verb of a modal or "to" before it ("it would give me time")
+    r"(?<!\bwould)(?<!\bcould)(?<!\bcan)(?<!\bwill)(?<!\bshould)(?<!\bmight)(?<!\bmust)(?<!\bto)"
+    r"(?<!\bdo)(?<!\bdid)(?<!n't)(?<!\bnot)(?<!\bplease)(?<!\bhe)(?<!\bshe)(?<!\bthey)(?<!\byou)"
+    r"(?<!\bwe)(?<!\bi)(?<!\bit)(?<!\bwho)"
+    r"\s+(?=(?:so\s+|and\s+|now\s+)?(?:please\s+)?(?:tell\s+me\s+(?:why|how|what|where|who|which|"
+    r"if|whether|more|about)|show\s+me\s+how|teach\s+me)\b[^.!?,;]*\W*$)",
+    re.IGNORECASE,
+)
+
 
 STATEMENT_START = re.compile(r"^(?:i|i'm|im|i've|i'd|i'll|my|we|we're|our)\b", re.IGNORECASE)
 
@@ -116,17 +132,26 @@ _PAIRED_SUBJECT = re.compile(
 )
 
 
-def clauses(piece: Piece) -> list[Piece]:
+def clauses(piece: Piece, *, whole_lead: bool = False) -> list[Piece]:
     """Split a sentence where a new first-person clause or a question to the other speaker
-    begins ("I read a book a week, you?" → "I read a book a week" | "you?")."""
+    begins ("I read a book a week, you?" → "I read a book a week" | "you?"). With
+    ``whole_lead``, a subordinate clause that opens the sentence stays with the clause after it
+    ("When I was ten, I moved to Ohio." is one clause: apart, the first says nothing and the
+    second may lean on it)."""
     out: list[Piece] = []
     start = 0
     breaks = [(m, 3) for m in _CLAUSE_BREAK.finditer(piece.text)]
     if piece.text.rstrip().endswith("?") and STATEMENT_START.match(piece.text):
         breaks += [(m, 2) for m in _RUN_ON_QUESTION.finditer(piece.text)]
+    if STATEMENT_START.match(piece.text):
+        breaks += [(m, 3) for m in _RUN_ON_REQUEST.finditer(piece.text)]
+    leading = whole_lead and _SUBORDINATE.match(piece.text) is not None
     for m, least in sorted(breaks, key=lambda b: b[0].start()):
         if m.start() <= start or len(piece.text[start : m.start()].split()) < least:
             continue  # "My wife and I ..." is one subject, not two clauses
+        if leading:
+            leading = False
+            continue  # "When I was ten, I moved to Ohio.": the clause and its main clause
         paired = _PAIRED_SUBJECT.match(piece.text, start)
         if paired and m.end() <= paired.end():
             continue  # nor is "My husband Marco and I ..."
@@ -195,3 +220,51 @@ def strip_opener(piece: Piece) -> Piece | None:
     if out is not None and (tail := _TAIL.search(out.text)) and tail.start() > 0:
         out = sub_piece(out, 0, tail.start())
     return out
+
+
+# --- Fragments ----------------------------------------------------------------------------------
+
+#: Discourse words that may come before a fragment's first word ("Now when ...", "And where
+#: ...").
+_FRAGMENT_LEAD = (
+    r"^(?:(?:now|and|but|so|then|or|just|even|only|especially|except|like|plus|also)[\s,]+)*"
+)
+#: A subordinate clause once the sentence it hangs on is cut off by a clause break ("Now when I
+#: get my legal gun" of "Now when I get my legal gun, how should I ...?", "where I explore what
+#: motivates a blackmailer" of "I'm doing a writing exercise, where I explore ..., and how
+#: ..."): it says nothing alone. "because", "since" and "though" clauses give a reason or a
+#: concession of their own ("..., though I love dogs") and are not counted, nor are "which"
+#: and "who" (widened over what they are said of: :mod:`.standalone`).
+_SUBORDINATE = re.compile(
+    _FRAGMENT_LEAD + r"(?:when|whenever|while|where|wherever|whereas|until|till|unless|once)\b",
+    re.IGNORECASE,
+)
+
+
+def is_cut_clause(text: str) -> bool:
+    """``text``, a clause split from a longer sentence, is a subordinate clause whose main clause
+    was another piece of the sentence."""
+    return _SUBORDINATE.match(text) is not None
+
+
+#: What is left of an answer or a correction that leans on the question it answers, whatever
+#: the chat: an example with no clause of its own ("Like in my state.", "For example, in the
+#: summer."), a correction of the other speaker's words ("Not this person, this ...", "Not
+#: the red one."), an elliptical reason ("Cuz I do."), and a sentence cut after an article,
+#: a possessive or a conjunction ("I want to free the.", "I went there with my").
+_FRAGMENT = re.compile(
+    r"(?i:^(?:(?:and|but|so|or|just|only|even)[\s,]+)*(?:like|such\s+as|as\s+in|e\.?g\.?|i\.?e\.?|"
+    r"for\s+(?:example|instance)|especially|mostly|mainly|except|say)[\s,]+(?:in|on|at|for|with|"
+    r"from|to|about|by|of|around|near|inside|outside|during|after|before|when|where|while)\b"
+    r"(?![^.!?]*\b(?:i|i'm|im|i've|i'd|i'll|we|we're|we've)\b))|"
+    r"(?i:^not\s+(?:this|that|these|those|the|him|her|them|his|your|their)(?:\s+[\w'’-]+){0,3}"
+    r"\s*(?:,|\W*$))|"
+    r"(?i:^(?:cuz|cause|coz|because|bc)\s+(?:i|we)\s+(?:do|did|am|was|can|could|will|would|have|"
+    r"had|said\s+so)\W*$)|"
+    r"(?:\b(?i:the|an|my|your|our|their|and|or|because|than)|\ba)\W*$"
+)
+
+
+def is_fragment(text: str) -> bool:
+    """``text`` is a fragment of an answer or a cut sentence (:data:`_FRAGMENT`)."""
+    return _FRAGMENT.search(text) is not None
