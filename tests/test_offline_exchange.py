@@ -8,7 +8,7 @@ import pytest
 from test_offline_real import contents, memories
 
 from extractor.offline.cues import is_hypothetical, is_question
-from extractor.offline.text import is_cut_clause, is_fragment
+from extractor.offline.text import Piece, clauses, is_cut_clause, is_fragment
 
 
 @pytest.mark.parametrize(
@@ -140,3 +140,18 @@ def test_an_answer_that_asks_back_is_not_read_against_the_question() -> None:
         {"role": "user", "content": "wtf is that supposed to mean"},
     )
     assert [c for c in found if c["origin"] == "USER"] == []
+
+
+def test_an_opening_subordinate_clause_stays_with_its_main_clause_unless_that_is_elliptical() -> (
+    None
+):
+    def split(text: str) -> list[str]:
+        return [c.text for c in clauses(Piece(0, len(text), text), whole_lead=True)]
+
+    assert split("When I was ten, I moved to Ohio.") == ["When I was ten, I moved to Ohio."]
+    assert split("When I'm old enough to drive, I'll.") == ["When I'm old enough to drive", "I'll."]
+    text = "When I was ten, I moved to Ohio."
+    assert [c.text for c in clauses(Piece(0, len(text), text))] == [
+        "When I was ten",
+        "I moved to Ohio.",
+    ]

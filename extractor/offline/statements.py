@@ -54,7 +54,15 @@ from .standalone import (
     passes,
     resolve,
 )
-from .text import Piece, clauses, is_cut_clause, is_fragment, sentences, strip_opener
+from .text import (
+    MIN_MAIN_CLAUSE_WORDS,
+    Piece,
+    clauses,
+    is_cut_clause,
+    is_fragment,
+    sentences,
+    strip_opener,
+)
 
 _FIRST_PERSON = re.compile(
     r"\b(?:i|me|my|mine|myself|i'm|im|i've|ive|i'd|i'll|we|our|ours|we're|we've)\b|"
@@ -532,7 +540,8 @@ def user_groups(
         for n, part in enumerate(parts):
             if skip(part.text) or non_fact_about_speaker(part.text):
                 continue
-            if n + 1 < len(parts) and is_cut_clause(part.text):
+            main = parts[n + 1].text.split() if n + 1 < len(parts) else []
+            if len(main) >= MIN_MAIN_CLAUSE_WORDS and is_cut_clause(part.text):
                 # "Now when I get my legal gun" of "..., how should I use it?": its main
                 # clause is the next piece; a last one ("..., when I was 20") is read as before
                 continue

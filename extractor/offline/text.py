@@ -132,6 +132,11 @@ _PAIRED_SUBJECT = re.compile(
 )
 
 
+#: A main clause shorter than this is elliptical ("When I'm old enough, I'll."): what the
+#: sentence says is in the clause before it, which is neither joined to it nor dropped.
+MIN_MAIN_CLAUSE_WORDS = 3
+
+
 def clauses(piece: Piece, *, whole_lead: bool = False) -> list[Piece]:
     """Split a sentence where a new first-person clause or a question to the other speaker
     begins ("I read a book a week, you?" → "I read a book a week" | "you?"). With
@@ -151,7 +156,8 @@ def clauses(piece: Piece, *, whole_lead: bool = False) -> list[Piece]:
             continue  # "My wife and I ..." is one subject, not two clauses
         if leading:
             leading = False
-            continue  # "When I was ten, I moved to Ohio.": the clause and its main clause
+            if len(piece.text[m.end() :].split()) >= MIN_MAIN_CLAUSE_WORDS:
+                continue  # "When I was ten, I moved to Ohio.": the clause and its main clause
         paired = _PAIRED_SUBJECT.match(piece.text, start)
         if paired and m.end() <= paired.end():
             continue  # nor is "My husband Marco and I ..."
