@@ -322,3 +322,12 @@ def test_a_subjectless_past_verb_is_widened_over_the_sentence_it_leans_on() -> N
 def test_a_reaction_after_a_name_is_never_what_a_span_is_widened_over() -> None:
     found = " | ".join(contents("Sam, that's a clever plan. I'll jot down the ones I like."))
     assert "clever plan" not in found
+
+
+def test_a_thing_named_with_this_and_told_more_of_is_one_memory() -> None:
+    # the speaker introducing it: "this shady trail" stands with what the next sentence tells
+    found = contents("My dog and I walk along this shady trail. It's two miles from my flat.")
+    assert any("shady trail" in c and "two miles" in c for c in found)
+    # a subject that points stays apart ("This park ..."): it is not introduced
+    found = contents("This park is lovely. It has a pond with ducks.")
+    assert not any("lovely" in c and "pond" in c for c in found)

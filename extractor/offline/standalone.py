@@ -499,6 +499,22 @@ def leans_on_words(text: str) -> bool:
     return not (_FRAGMENT.search(text) or vague or _SHOWN.search(text) or missing_complement(text))
 
 
+#: A pronoun subject opening a sentence ("It's a mile from my house.", "They're so fluffy.").
+_TELLS_MORE = re.compile(_LEAD + r"(?:it|it's|it’s|its|they|they're|they’re|they've)\b", re.I)
+_THIS = re.compile(r"\b(?:this|that)(?=\s+[a-z])", re.IGNORECASE)
+_OPENS_ON_THIS = re.compile(_LEAD + r"(?:this|that)\b", re.IGNORECASE)
+
+
+def introduced(before: str, after: str) -> bool:
+    """Whether ``before`` names a thing with "this" ("... walks on this nearby trail.") that
+    ``after`` goes on to tell more of ("It's a mile from my house."): the speaker introducing
+    it, which stands with what is told of it, though "this trail" alone would point at the
+    chat."""
+    if not _TELLS_MORE.match(after) or not _THIS.search(before) or _OPENS_ON_THIS.match(before):
+        return False  # "This support network has been amazing.": its subject points
+    return not needs_the_chat(_THIS.sub("the", before))
+
+
 def holds_referent(text: str, quoted: str) -> bool:
     """Whether ``quoted`` (the other speaker's words ``text`` replies to) can hold what ``text``
     leans on. It cannot when ``text`` names what it means ("this problem") and the quotation

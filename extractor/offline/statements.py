@@ -47,6 +47,7 @@ from .standalone import (
     bare_reporter,
     hides_who,
     holds_referent,
+    introduced,
     leans_on_words,
     missing_complement,
     names_company,
@@ -764,7 +765,9 @@ def _widened(
         return None
     if reporter and not before.endswith((",", ":")):
         return None
-    if not before or needs_the_chat(before) or has_placeholder(before):
+    if not before or has_placeholder(before):
+        return None
+    if needs_the_chat(before) and not introduced(before, piece.text):
         return None
     if not holds_referent(piece.text, before):
         return None  # "Not at the moment. I want to wear this dress first.": no dress before
