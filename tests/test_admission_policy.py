@@ -45,7 +45,7 @@ def policy_text(*rules: str) -> str:
 
 def test_default_policy_loads_with_id_version_and_source():
     policy = load_policy()
-    assert (policy.id, policy.version) == ("memory-admission", "2026.12.01.3")
+    assert (policy.id, policy.version) == ("memory-admission", "2026.12.01.4")
     assert "default.toml" in policy.source
     assert policy.hash.startswith("sha256:") and len(policy.rule_hashes) == len(policy.rules)
 

@@ -29,10 +29,10 @@ DEFAULT_TEXT = DEFAULT_POLICY_PATH.read_text(encoding="utf-8")
 C = Capability
 
 
-def edited(old: str, new: str, version: str = "2026.12.01.4") -> str:
+def edited(old: str, new: str, version: str = "2026.12.01.5") -> str:
     assert old in DEFAULT_TEXT
     text = DEFAULT_TEXT.replace(old, new).replace(
-        'version = "2026.12.01.3"', f'version = "{version}"'
+        'version = "2026.12.01.4"', f'version = "{version}"'
     )
     return text
 
@@ -86,7 +86,7 @@ def changed_ids(report: ReplayReport) -> list[str]:
 def test_replay_under_the_same_policy_changes_nothing(stored):
     report = replay(stored, load_policy())
     assert (report.conversations, report.decisions, report.unchanged) == (2, 6, 6)
-    assert report.changed == [] and report.previous_policies == ["memory-admission 2026.12.01.3"]
+    assert report.changed == [] and report.previous_policies == ["memory-admission 2026.12.01.4"]
 
 
 def test_a_stored_denial_without_its_reason_is_no_change_under_a_new_version(stored):
@@ -121,7 +121,7 @@ def test_editing_one_rule_changes_exactly_the_decisions_it_shapes(stored):
     assert [(r.rule_id, r.change) for r in change.rules] == [
         ("user-proposition-provisional", "DEFINITION_CHANGED")
     ]
-    assert (report.policy_version, report.unchanged) == ("2026.12.01.4", 5)
+    assert (report.policy_version, report.unchanged) == ("2026.12.01.5", 5)
 
 
 def test_removing_a_rule_reports_that_it_no_longer_fires(stored):
@@ -223,7 +223,7 @@ def test_cli_new_policy_prints_diff_and_fails_on_change_when_asked(tmp_path, sto
     res = invoke("--policy", str(new), str(path))
     assert res.exit_code == 0
     assert (
-        "policy memory-admission 2026.12.01.4 (stored decisions: memory-admission 2026.12.01.3)"
+        "policy memory-admission 2026.12.01.5 (stored decisions: memory-admission 2026.12.01.4)"
         in res.stdout
     )
     assert 'conv-a  mem_a2  a2  "User\'s manager is Alice."' in res.stdout

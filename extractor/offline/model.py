@@ -43,7 +43,7 @@ from .sensible import drop_unkept
 from .statements import user_groups
 from .tools import tool_groups
 
-MODEL_NAME = "offline-rules-6"
+MODEL_NAME = "offline-rules-7"
 CHARS_PER_TOKEN = 4
 
 
