@@ -34,7 +34,7 @@ def test_every_candidate_of_a_round_has_one_rubric_label(path: Path) -> None:
     assert len({r["model"] for r in rows}) == 1
 
 
-@pytest.mark.parametrize("name", ["round3", "round4", "round5"])
+@pytest.mark.parametrize("name", ["round3", "round4", "round5", "round6"])
 def test_the_evaluation_page_reports_the_rate_the_labels_give(
     name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
