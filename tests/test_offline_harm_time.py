@@ -7,7 +7,13 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from test_offline_real import STAMP, decisions, memories
+from test_offline_real import (
+    STAMP,
+    assert_not_harmful,
+    assert_quarantined_as_harmful,
+    decisions,
+    memories,
+)
 
 from extractor.offline.draft import dated, temporal_for
 
@@ -52,12 +58,7 @@ from extractor.offline.draft import dated, temporal_for
     ],
 )
 def test_round_five_harm_phrasings_are_flagged(text: str) -> None:
-    found = decisions(text)
-    assert found, text
-    for memory_type, flags, uses, lifecycle in found:
-        assert "HARMFUL_CONTENT" in flags, (memory_type, text)
-        assert "PERSONALIZATION" not in uses and "CONVERSATIONAL_CONTEXT" not in uses
-        assert lifecycle in ("QUARANTINED", "EPHEMERAL")
+    assert_quarantined_as_harmful(text)
 
 
 @pytest.mark.parametrize(
@@ -98,8 +99,7 @@ def test_round_five_harm_phrasings_are_flagged(text: str) -> None:
     ],
 )
 def test_round_five_close_variants_are_not_harmful(text: str) -> None:
-    found = decisions(text)
-    assert all("HARMFUL_CONTENT" not in flags for _, flags, _, _ in found), text
+    assert_not_harmful(text, personalizes=False)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,14 @@ their fact (or stay unflagged)."""
 from __future__ import annotations
 
 import pytest
-from test_offline_real import STAMP, contents, decisions, memories
+from test_offline_real import (
+    STAMP,
+    assert_not_harmful,
+    assert_quarantined_as_harmful,
+    contents,
+    decisions,
+    memories,
+)
 
 from extractor.offline.standalone import passes
 
@@ -108,12 +115,7 @@ def test_telling_or_leaving_with_something_said_is_not_a_move(text: str) -> None
     ],
 )
 def test_round_four_harm_phrasings_are_flagged(text: str) -> None:
-    found = decisions(text)
-    assert found, text
-    for memory_type, flags, uses, lifecycle in found:
-        assert "HARMFUL_CONTENT" in flags, (memory_type, text)
-        assert "PERSONALIZATION" not in uses and "CONVERSATIONAL_CONTEXT" not in uses
-        assert lifecycle in ("QUARANTINED", "EPHEMERAL")
+    assert_quarantined_as_harmful(text)
 
 
 @pytest.mark.parametrize(
@@ -134,9 +136,7 @@ def test_round_four_harm_phrasings_are_flagged(text: str) -> None:
     ],
 )
 def test_round_four_close_variants_are_not_harmful(text: str) -> None:
-    found = decisions(text)
-    assert all("HARMFUL_CONTENT" not in flags for _, flags, _, _ in found), text
-    assert any("PERSONALIZATION" in uses for _, _, uses, _ in found), text
+    assert_not_harmful(text)
 
 
 @pytest.mark.parametrize(

@@ -159,6 +159,25 @@ def decisions(text: str) -> list[tuple[str, list[str], list[str], str]]:
     ]
 
 
+def assert_quarantined_as_harmful(text: str) -> None:
+    """Every memory of ``text`` is flagged HARMFUL_CONTENT, kept from personalization and
+    context, and at most QUARANTINED."""
+    found = decisions(text)
+    assert found, text
+    for memory_type, flags, uses, lifecycle in found:
+        assert "HARMFUL_CONTENT" in flags, (memory_type, text)
+        assert "PERSONALIZATION" not in uses and "CONVERSATIONAL_CONTEXT" not in uses
+        assert lifecycle in ("QUARANTINED", "EPHEMERAL")
+
+
+def assert_not_harmful(text: str, *, personalizes: bool = True) -> None:
+    """No memory of ``text`` is flagged HARMFUL_CONTENT (and one may personalize)."""
+    found = decisions(text)
+    assert all("HARMFUL_CONTENT" not in flags for _, flags, _, _ in found), text
+    if personalizes:
+        assert any("PERSONALIZATION" in uses for _, _, uses, _ in found), text
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -170,12 +189,7 @@ def decisions(text: str) -> list[tuple[str, list[str], list[str], str]]:
     ],
 )
 def test_harmful_content_is_flagged_and_never_personalizes(text: str) -> None:
-    found = decisions(text)
-    assert found, text
-    for memory_type, flags, uses, lifecycle in found:
-        assert "HARMFUL_CONTENT" in flags, (memory_type, text)
-        assert "PERSONALIZATION" not in uses and "CONVERSATIONAL_CONTEXT" not in uses
-        assert lifecycle in ("QUARANTINED", "EPHEMERAL")
+    assert_quarantined_as_harmful(text)
 
 
 @pytest.mark.parametrize(
@@ -190,9 +204,7 @@ def test_harmful_content_is_flagged_and_never_personalizes(text: str) -> None:
     ],
 )
 def test_close_variants_are_not_harmful(text: str) -> None:
-    found = decisions(text)
-    assert all("HARMFUL_CONTENT" not in flags for _, flags, _, _ in found)
-    assert any("PERSONALIZATION" in uses for _, _, uses, _ in found)
+    assert_not_harmful(text)
 
 
 @pytest.mark.parametrize(
