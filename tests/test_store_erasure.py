@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_helpers import _EXTRACTOR, Clock, user_says
 
-from extractor import MemoryStore, StoreError
+from extractor import MemoryStore, StoreError, UnknownMemory
 from extractor.conversation import conversation_from_data
 from extractor.ledger import Ledger
 from extractor.store import DerivedClaim
@@ -218,4 +218,108 @@ def test_a_claim_alone_under_its_structural_key_is_erased_without_a_replay(tmp_p
         first = keyed[0][1]
         store.revoke(first, reason="wrong")
         assert store.erase(conversation="c-post3").projection == "replayed"
+        assert store.rebuild().identical
+
+
+# -- erasure within a tenant: sources are store-wide, a tenant's erasure is not --------------------
+
+SHARED = "I live in Lisbon and I prefer tea."
+
+
+def _tenant_view(store: MemoryStore, tenant: str) -> list[tuple[object, ...]]:
+    """What a tenant's claims are: content, lifecycle, support and evidence count."""
+    return [
+        (c.claim_id, c.content, c.lifecycle_state, c.support_label, c.erased,
+         len(store.backend.select("evidence", {"claim_id": c.claim_id})))
+        for c in store.claims(tenant=tenant)
+    ]  # fmt: skip
+
+
+def _message_source(store: MemoryStore) -> str:
+    (source,) = [r["source_id"] for r in store.backend.select("sources")]
+    return source
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(
+    selector=st.sampled_from(["source", "conversation"]),
+    first=st.sampled_from(["A", "B"]),
+    eraser=st.sampled_from(["A", "B"]),
+)
+def test_erasing_a_shared_source_or_conversation_in_one_tenant_leaves_the_other_as_it_was(
+    selector: str, first: str, eraser: str
+):
+    """Two tenants stored the same conversation, so they share its message source (whichever
+    stored it first recorded it). An erasure within one tenant erases that tenant's claims
+    held by it -- all of them, whoever recorded the source -- and changes nothing of the other
+    tenant's: not its claims, their support, nor their evidence."""
+    other = "B" if eraser == "A" else "A"
+    with MemoryStore(":memory:", clock=Clock()) as store:
+        for tenant in (first, "B" if first == "A" else "A"):
+            store.ingest(user_says("c-shared", SHARED), tenant=tenant, subject="u")
+        before = _tenant_view(store, other)
+        mine = {c.claim_id for c in store.claims(tenant=eraser)}
+        value = _message_source(store) if selector == "source" else "c-shared"
+        report = store.erase(**{selector: value}, tenant=eraser)  # type: ignore[arg-type]
+        assert set(report.erased_claims) == mine
+        assert all(c.erased for c in store.claims(tenant=eraser))
+        assert _tenant_view(store, other) == before
+        assert store.backend.select("sources")[0]["status"] == "ACTIVE"  # the other's still
+        assert store.rebuild().identical
+
+
+def test_erasing_a_source_with_no_tenant_given_still_erases_it_store_wide():
+    with MemoryStore(":memory:", clock=Clock()) as store:
+        for tenant in ("A", "B"):
+            store.ingest(user_says("c-shared", SHARED), tenant=tenant, subject="u")
+        report = store.erase(source=_message_source(store))
+        assert len(report.erased_claims) == len(store.claims())
+        assert store.backend.select("sources")[0]["status"] == "ERASED"
+
+
+def test_a_source_only_another_tenant_uses_is_unknown_to_a_tenant_erasure():
+    with MemoryStore(":memory:", clock=Clock()) as store:
+        store.ingest(user_says("c-a", SHARED), tenant="A", subject="u")
+        store.ingest(user_says("c-b", "I prefer green tea."), tenant="B", subject="u")
+        source = _message_source_of(store, "A")
+        before = _tenant_view(store, "A")
+        with pytest.raises(UnknownMemory) as caught:
+            store.erase(source=source, tenant="B")
+        made_up = str(_unknown(store, "B")).replace("msg:no-such-source", source)
+        assert str(caught.value) == made_up  # exactly as a source that does not exist
+        assert _tenant_view(store, "A") == before
+
+
+def _message_source_of(store: MemoryStore, tenant: str) -> str:
+    (source,) = {r["source_id"] for r in store.backend.select("sources", {"tenant": tenant})}
+    return source
+
+
+def _unknown(store: MemoryStore, tenant: str) -> UnknownMemory:
+    try:
+        store.erase(source="msg:no-such-source", tenant=tenant)
+    except UnknownMemory as exc:
+        return exc
+    raise AssertionError("a made-up source was erased")
+
+
+def test_a_claim_with_other_evidence_is_detached_from_a_shared_source_not_erased():
+    """Within a tenant, a claim that a shared source and another source both hold up survives
+    the source's erasure as it survives an ERASED source: without that source's evidence and
+    support, resting on the other source; the other tenant keeps the shared source."""
+    with MemoryStore(":memory:", clock=Clock()) as store:
+        for tenant in ("A", "B"):
+            store.ingest(user_says("c-shared", SHARED), tenant=tenant, subject="u")
+        shared = _message_source(store)
+        store.add_source("doc:atlas", kind="DOCUMENT", tenant="A")
+        kept = store.claims(tenant="A")[0].claim_id
+        store.add_evidence(kept, source="doc:atlas", quote="Lisbon")
+        before = _tenant_view(store, "B")
+        report = store.erase(source=shared, tenant="A")
+        assert kept not in report.erased_claims and kept in report.revalidated
+        assert [e["source_id"] for e in store.backend.select("evidence", {"claim_id": kept})] == [
+            "doc:atlas"
+        ]
+        assert shared not in json.dumps(store.why(kept).model_dump())
+        assert _tenant_view(store, "B") == before
         assert store.rebuild().identical

@@ -346,12 +346,30 @@ def apply_erase(p: Projector, payload: Payload, cause: Cause) -> Outcome:
     for sid in payload["sources"]:
         p.db.update("sources", {"source_id": sid}, {"status": "ERASED", "cause_seq": cause.seq})
         p.db.update("evidence", {"source_id": sid}, {"quote": ""})
+    detached = payload.get("detached", {})  # absent from ERASE events before it existed
+    for sid, cids in sorted(detached.items()):
+        _detach(p, sid, cids)
     p.db.insert("erasures", [{"erasure_id": payload["erasure_id"],
                               "selector_kind": payload["selector_kind"],
                               "requested_at": cause.at, "counts_json": dumps(payload["counts"]),
                               "cause_seq": cause.seq}])  # fmt: skip
     seeds = [*claims, *sorted(neighbours - set(claims)), *payload["sources"]]
+    seeds += [c for cids in detached.values() for c in cids]
     return p.recompute(seeds, cause, revalidate=True)
+
+
+def _detach(p: Projector, source_id: str, claim_ids: list[str]) -> None:
+    """The claims no longer cite or rest on the source (a tenant erased it while another
+    tenant's claims still use it): their evidence from it and every justification that needs
+    it are deleted."""
+    for cid in claim_ids:
+        p.db.delete("evidence", {"claim_id": cid, "source_id": source_id})
+        for j in p.db.select("justifications", {"claim_id": cid}):
+            needs = p.db.select("justification_antecedents", {"just_id": j["just_id"]})
+            if any(a["antecedent_kind"] == "source" and a["antecedent_id"] == source_id
+                   for a in needs):  # fmt: skip
+                p.db.delete("justification_antecedents", {"just_id": j["just_id"]})
+                p.db.delete("justifications", {"just_id": j["just_id"]})
 
 
 def apply_readmit(p: Projector, payload: Payload, cause: Cause) -> Outcome:

@@ -51,7 +51,7 @@ class Erasing(StoreCore):
         """
         kind, value = _selector(subject, conversation, memory_id, source)
         with self.backend.transaction():
-            roots, sources = self._erasure_roots(kind, value, tenant)
+            roots, sources, detached = self._erasure_roots(kind, value, tenant)
             claims = self._content_closure(roots)
             rows = self.backend.select_in("claims", "claim_id", claims)
             strings = [t for r in rows for t in (r["content"], r["quote"] or "")]
@@ -75,6 +75,7 @@ class Erasing(StoreCore):
                 "counts": {"claims": len(claims), "derived": len(set(claims) - set(roots)),
                            "memories": len(memories), "sources": len(sources),
                            "events_redacted": redacted},
+                **({"detached": detached} if detached else {}),
             }, tenant=tenant, actor=actor, apply=incremental)  # fmt: skip
             assert seq is not None
             erasure_id = self._name_erasure(seq)
@@ -125,9 +126,18 @@ class Erasing(StoreCore):
 
     def _erasure_roots(
         self, kind: str, value: str, tenant: str | None
-    ) -> tuple[list[str], list[str]]:
+    ) -> tuple[list[str], list[str], dict[str, list[str]]]:
+        """The claims a selector erases, the sources it marks ERASED, and (within a tenant)
+        the claims it detaches from a source another tenant still uses: ``{source: claims}``.
+
+        Sources are store-wide (two tenants that stored the same conversation share its message
+        sources), so with a ``tenant`` only that tenant's claims are looked at, and a source
+        another tenant's claims rest on stays ACTIVE for them: the tenant's claims lose its
+        evidence and support instead (``detached``), as they would lose it to an ERASED source.
+        """
         scope = {} if tenant is None else {"tenant": tenant}
         sources: list[str] = []
+        detached: dict[str, list[str]] = {}
         if kind == "subject":
             rows = self.backend.select("claims", {"subject": value, **scope})
         elif kind == "conversation":
@@ -141,6 +151,8 @@ class Erasing(StoreCore):
                 s["source_id"] for s in self.backend.select("sources")
                 if s["source_id"].startswith(prefixes)
             )  # fmt: skip
+            if tenant is not None:
+                sources = [s for s in sources if not self._used_elsewhere(s, tenant)]
         elif kind == "memory":
             value = self.resolve(value, tenant=tenant)
             if ":c" in value:
@@ -149,17 +161,34 @@ class Erasing(StoreCore):
                 rows = self.backend.select("claims", {"memory_id": value, **scope})
         else:
             found = self.backend.select("sources", {"source_id": value})
-            if not found:
-                raise UnknownMemory(value, what="source")
-            sources = [value]
-            held = {e["claim_id"] for e in self.backend.select("evidence", {"source_id": value})}
+            cited = self.backend.select("evidence", {"source_id": value})
+            held = {r["claim_id"] for r in self.backend.select_in(
+                "claims", "claim_id", [e["claim_id"] for e in cited], where=scope)}  # fmt: skip
+            if not found or (tenant is not None and not held and found[0]["tenant"] != tenant):
+                raise UnknownMemory(value, what="source")  # another tenant's: not in the store
             other = {e["claim_id"] for e in self.backend.select_in("evidence", "claim_id", held)
                      if e["source_id"] != value}  # fmt: skip
             rows = self.backend.select_in("claims", "claim_id", held - other)
+            if tenant is not None and self._used_elsewhere(value, tenant):
+                kept = sorted(held & other)
+                detached = {value: kept} if kept else {}
+            else:
+                sources = [value]
         rows = [r for r in rows if not r["erased"]]
-        if not rows and not sources:
+        if not rows and not sources and not detached:
             raise UnknownMemory(value, what=f"{kind} with stored (unerased) memories")
-        return sorted(r["claim_id"] for r in rows), sources
+        return sorted(r["claim_id"] for r in rows), sources, detached
+
+    def _used_elsewhere(self, source_id: str, tenant: str) -> bool:
+        """Whether a claim of another tenant cites ``source_id`` or rests on it."""
+        justs = self.backend.select(
+            "justification_antecedents", {"antecedent_kind": "source", "antecedent_id": source_id}
+        )
+        users = {j["claim_id"] for j in self.backend.select_in(
+            "justifications", "just_id", [a["just_id"] for a in justs])}  # fmt: skip
+        users |= {e["claim_id"] for e in self.backend.select("evidence", {"source_id": source_id})}
+        rows = self.backend.select_in("claims", "claim_id", users)
+        return any(c["tenant"] != tenant for c in rows)
 
     def _content_closure(self, roots: Sequence[str]) -> list[str]:
         """The roots and every claim derived from them with their content, transitively."""
