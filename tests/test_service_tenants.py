@@ -335,12 +335,6 @@ def tenant_a_sees(extractor: Any, directory: Path, *, b_writes: bool) -> list[An
                 a("GET", f"/v1/memories/{memory}{suffix}")
     finally:
         service.close()
-    for answer in seen:
-        for item in answer.get("items", []):
-            # BM25 weighs terms by statistics of the store's one full-text index, every
-            # tenant's claims (docs/server.md, "What a tenant can learn of the store"): the
-            # score is left out here; the ranks are compared
-            item.pop("score")
     read_ids = {item["read_id"] for answer in seen for item in _exposures(answer)}
     read_ids |= {answer["read_id"] for answer in seen if "read_id" in answer}
     text = json.dumps(seen)

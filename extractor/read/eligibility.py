@@ -146,6 +146,9 @@ def select_eligible(
         narrow_when="SELECT (SELECT COUNT(*) FROM claims WHERE tenant = ? AND subject = ?) * 2 "
         "< (SELECT COALESCE(MAX(claim_rowid), 0) FROM claims)",
         narrow_when_params=(scope.tenant, scope.subject),
+        # BM25's statistics are the tenant's: another tenant's text moves nothing of this read.
+        corpus="c.tenant = ?",
+        corpus_params=(scope.tenant,),
     )
 
     def read_texts(claim_ids: Sequence[str]) -> dict[str, str]:

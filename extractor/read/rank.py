@@ -5,8 +5,10 @@ returns at most ``k`` :class:`Scored` claim ids, best first. The slice holds onl
 ids and reads only their text, so nothing ineligible can leak through a ranker, its logs or a
 remote reranker (seed §8). Every ranker breaks ties on ``claim_id``, so a read is deterministic.
 
-* :class:`LexicalRanker` -- SQLite FTS5 BM25, the default; needs no model. The MATCH runs inside
-  SQLite joined to the eligible ids, so no ineligible row is ever returned to Python.
+* :class:`LexicalRanker` -- BM25 over an SQLite FTS5 index, the default; needs no model. Its
+  postings are read inside SQLite joined to the eligible ids, so no ineligible row is ever
+  returned to Python, and its statistics (document frequencies, average length) are those of
+  the read's corpus -- the tenant's claims -- never of the whole index.
 * :class:`VectorRanker` -- exact cosine over the eligible slice with an :class:`Embedder`
   (numpy, the ``embed`` extra). Exact, so a selective filter never loses recall: the top k is
   the top k of the slice.
@@ -15,6 +17,7 @@ remote reranker (seed §8). Every ranker breaks ties on ``claim_id``, so a read 
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
@@ -54,6 +57,10 @@ class SliceSQL:
     #: holds most of the store); ``None``: always use it.
     narrow_when: str | None = None
     narrow_when_params: tuple[object, ...] = ()
+    #: The corpus whose statistics BM25 uses, as a predicate on ``claims AS c`` (the tenant's
+    #: claims: ``c.tenant = ?``); ``None``: the slice itself.
+    corpus: str | None = None
+    corpus_params: tuple[object, ...] = ()
 
 
 class EligibleSlice:
@@ -170,59 +177,200 @@ def fill_eligible(db: sqlite3.Connection, claim_ids: Iterable[str]) -> None:
     db.executemany(f"INSERT OR IGNORE INTO {ELIGIBLE_TABLE} VALUES (?)", ((c,) for c in claim_ids))
 
 
-#: Lexical SQL over the read path's own index (``create_fts``): a ``claim_id`` column.
-OWN_INDEX_SQL = (
-    "SELECT f.claim_id, -bm25(read_fts) AS score FROM read_fts AS f "
-    f"JOIN {ELIGIBLE_TABLE} AS e ON e.claim_id = f.claim_id "
-    "WHERE read_fts MATCH ? ORDER BY score DESC, f.claim_id LIMIT ?"
-)
-#: Lexical SQL over the memory store's ``claims_fts`` (external content, rowid = claim_rowid).
-STORE_INDEX_SQL = (
-    "SELECT c.claim_id, -bm25(claims_fts) AS score FROM claims_fts AS f "
-    "JOIN claims AS c ON c.claim_rowid = f.rowid "
-    f"JOIN {ELIGIBLE_TABLE} AS e ON e.claim_id = c.claim_id "
-    "WHERE claims_fts MATCH ? ORDER BY score DESC, c.claim_id LIMIT ?"
-)
+#: FTS5's ``bm25()`` parameters (its defaults), kept so that one tenant's scores in a store of
+#: its own are the scores FTS5 gives.
+BM25_K1 = 1.2
+BM25_B = 0.75
+#: The tokenizer of each lexical index (the query is tokenized by the same one).
+TOKENIZERS = {"read_fts": "unicode61 remove_diacritics 2", "claims_fts": "unicode61"}
+
+
+def bm25(tf: int, df: int, docs: int, length: int, avg_length: float) -> float:
+    """One term's BM25 weight in one document, as FTS5 computes it (its IDF floor included)."""
+    idf = math.log((docs - df + 0.5) / (df + 0.5))
+    idf = idf if idf > 0 else 1e-6
+    norm = 1 - BM25_B + BM25_B * (length / avg_length if avg_length else 0.0)
+    return idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * norm)
+
+
+def _varint(blob: bytes) -> int:
+    """The first varint of an FTS5 ``docsize`` record: the document's tokens in column 0."""
+    value = 0
+    for byte in blob[:9]:
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return value
 
 
 class LexicalRanker:
     """BM25 over an FTS5 index, restricted in SQL to the eligible claims of the current read.
 
     ``index`` is ``"read_fts"`` (the read path's own, :func:`create_fts`) or ``"claims_fts"``
-    (the memory store's). Over the store's index, a slice defined by stage-1 SQL on the same
-    connection is applied inside the ranking statement: only FTS matches are checked, only
-    eligible ones are scored, and no ineligible row leaves SQLite. Otherwise the MATCH is
-    joined to ``temp.read_eligible``. BM25's document frequencies are those of the whole index
-    (statistics, never content, of other rows); scores are negated so that higher is better.
+    (the memory store's). The query is tokenized by the index's own tokenizer; each distinct
+    token is a term. Postings are read from the index's ``fts5vocab`` (``instance``) joined in
+    SQL to the slice (over the store's index, a slice defined by stage-1 SQL on the same
+    connection is applied inside the statement; otherwise the ids are joined in
+    ``temp.read_eligible``), so no ineligible row leaves SQLite.
+
+    The statistics -- how many documents, their average length, how many hold each term -- are
+    those of the slice's *corpus*: ``SliceSQL.corpus`` (the read path's: the tenant's claims),
+    else the slice itself. FTS5's own ``bm25()`` would weigh terms by the whole index, which
+    holds every tenant's claims, so another tenant's text would move a tenant's scores and
+    order; here a tenant's read depends on its own claims only. Scores are BM25 (FTS5's
+    formula and parameters), higher is better; ties are broken on claim id.
     """
 
     name = "fts5-bm25"
 
     def __init__(self, db: sqlite3.Connection, *, index: str = "read_fts") -> None:
-        if index not in ("read_fts", "claims_fts"):
+        if index not in TOKENIZERS:
             raise ValueError(f"unknown lexical index {index!r}: 'read_fts' or 'claims_fts'")
         self._db = db
         self._index = index
+        self._corpora: dict[tuple[object, ...], tuple[int, float]] = {}
+        self._ready = False
+
+    def _setup(self) -> None:
+        if self._ready:
+            return
+        ix = self._index
+        self._db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{ix}_query USING fts5(q, "
+            f"tokenize = '{TOKENIZERS[ix]}')"
+        )
+        self._db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{ix}_query_terms "
+            f"USING fts5vocab('temp', '{ix}_query', 'row')"
+        )
+        self._db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{ix}_instance "
+            f"USING fts5vocab('main', '{ix}', 'instance')"
+        )
+        self._ready = True
+
+    def terms(self, query: str) -> list[str]:
+        """The query's distinct tokens, as the index's tokenizer makes them."""
+        if fts_query(query) is None:
+            return []
+        self._setup()
+        ix = self._index
+        self._db.execute(f"DELETE FROM temp.{ix}_query")
+        self._db.execute(f"INSERT INTO temp.{ix}_query (q) VALUES (?)", (query,))
+        return [r[0] for r in self._db.execute(f"SELECT term FROM temp.{ix}_query_terms")]
 
     def rank(self, query: str, eligible: EligibleSlice, k: int) -> list[Scored]:
-        match = fts_query(query)
-        if match is None or not eligible:
+        if not eligible:
             return []
-        same = eligible.db is self._db
-        if same and eligible.sql is not None and self._index == "claims_fts":
-            spec = eligible.sql
-            sql = (
-                "SELECT v.claim_id, -bm25(claims_fts) AS score FROM claims_fts AS f "
-                f"JOIN {spec.source} AS v ON v.claim_rowid = f.rowid "
-                f"WHERE claims_fts MATCH ? AND {spec.where} ORDER BY score DESC, v.claim_id LIMIT ?"
-            )
-            params: list[object] = [*spec.source_params, match, *spec.params, k]
-        else:
+        terms = self.terms(query)
+        if not terms:
+            return []
+        spec = eligible.sql if eligible.db is self._db and self._index == "claims_fts" else None
+        if spec is None:
             fill_eligible(self._db, eligible.claim_ids)  # the ids only, selected by stage 1
-            sql = OWN_INDEX_SQL if self._index == "read_fts" else STORE_INDEX_SQL
-            params = [match, k]
-        rows = self._db.execute(sql, params).fetchall()
-        return [Scored(claim_id, float(score)) for claim_id, score in rows]
+        freqs: dict[int, dict[str, int]] = {}
+        names: dict[int, str] = {}
+        for term in terms:
+            for rowid, claim_id, tf in self._postings(term, spec):
+                freqs.setdefault(rowid, {})[term] = tf
+                names[rowid] = claim_id
+        if not freqs:
+            return []
+        corpus = spec.corpus if spec is not None else None
+        if spec is not None and corpus is not None:
+            df = {t: self._df(t, corpus, spec.corpus_params) for t in terms}
+            docs, avg = self._corpus_size(corpus, spec.corpus_params)
+        else:  # the slice is the corpus
+            df = {t: sum(t in f for f in freqs.values()) for t in terms}
+            docs, avg = self._slice_size()
+        lengths = self._lengths(list(freqs))
+        scores = (
+            Scored(names[rowid], sum(bm25(tf, df[t], docs, lengths.get(rowid, 0), avg)
+                                     for t, tf in sorted(held.items())))
+            for rowid, held in freqs.items()
+        )  # fmt: skip
+        return top_k(scores, k)
+
+    def _postings(self, term: str, spec: SliceSQL | None) -> list[tuple[int, str, int]]:
+        """``(rowid, claim_id, term frequency)`` of the eligible documents holding ``term``."""
+        ix = self._index
+        if spec is not None:
+            sql = (
+                f"SELECT v.claim_rowid, v.claim_id, COUNT(*) FROM temp.{ix}_instance AS i "
+                f"JOIN {spec.source} AS v ON v.claim_rowid = i.doc "
+                f"WHERE i.term = ? AND {spec.where} GROUP BY v.claim_rowid"
+            )
+            params: list[object] = [*spec.source_params, term, *spec.params]
+        elif ix == "claims_fts":
+            sql = (
+                "SELECT c.claim_rowid, c.claim_id, COUNT(*) FROM temp.claims_fts_instance AS i "
+                "JOIN claims AS c ON c.claim_rowid = i.doc "
+                f"JOIN {ELIGIBLE_TABLE} AS e ON e.claim_id = c.claim_id "
+                "WHERE i.term = ? GROUP BY c.claim_rowid"
+            )
+            params = [term]
+        else:
+            sql = (
+                "SELECT f.rowid, f.claim_id, COUNT(*) FROM temp.read_fts_instance AS i "
+                "JOIN read_fts AS f ON f.rowid = i.doc "
+                f"JOIN {ELIGIBLE_TABLE} AS e ON e.claim_id = f.claim_id "
+                "WHERE i.term = ? AND i.col = 'content' GROUP BY f.rowid"
+            )
+            params = [term]
+        return [(int(r), str(c), int(n)) for r, c, n in self._db.execute(sql, params)]
+
+    def _df(self, term: str, corpus: str, params: tuple[object, ...]) -> int:
+        (n,) = self._db.execute(
+            "SELECT COUNT(DISTINCT i.doc) FROM temp.claims_fts_instance AS i "
+            f"JOIN claims AS c ON c.claim_rowid = i.doc WHERE i.term = ? AND ({corpus})",
+            [term, *params],
+        ).fetchone()
+        return int(n)
+
+    def _corpus_size(self, corpus: str, params: tuple[object, ...]) -> tuple[int, float]:
+        """How many documents the corpus has and their average length, kept while the index is
+        unchanged (its averages and structure records change with every write)."""
+        state = tuple(
+            r[0] for r in self._db.execute(
+                "SELECT block FROM claims_fts_data WHERE id IN (1, 10) ORDER BY id")
+        )  # fmt: skip
+        key = (corpus, params, state)
+        if key not in self._corpora:
+            rows = self._db.execute(
+                "SELECT d.sz FROM claims AS c JOIN claims_fts_docsize AS d "
+                f"ON d.id = c.claim_rowid WHERE ({corpus})",
+                params,
+            ).fetchall()
+            total = sum(_varint(bytes(r[0])) for r in rows)
+            if len(self._corpora) >= 16:
+                self._corpora.clear()
+            self._corpora[key] = (len(rows), total / len(rows) if rows else 0.0)
+        return self._corpora[key]
+
+    def _slice_size(self) -> tuple[int, float]:
+        if self._index == "claims_fts":
+            sql = (
+                "SELECT d.sz FROM claims AS c JOIN claims_fts_docsize AS d "
+                f"ON d.id = c.claim_rowid JOIN {ELIGIBLE_TABLE} AS e ON e.claim_id = c.claim_id"
+            )
+        else:
+            sql = (
+                "SELECT d.sz FROM read_fts AS f JOIN read_fts_docsize AS d ON d.id = f.rowid "
+                f"JOIN {ELIGIBLE_TABLE} AS e ON e.claim_id = f.claim_id"
+            )
+        sizes = [_varint(bytes(r[0])) for r in self._db.execute(sql)]
+        return len(sizes), (sum(sizes) / len(sizes) if sizes else 0.0)
+
+    def _lengths(self, rowids: list[int]) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._db.execute(
+                f"SELECT id, sz FROM {self._index}_docsize WHERE id IN ({marks})", chunk
+            )
+            out.update({int(i): _varint(bytes(sz)) for i, sz in rows})
+        return out
 
 
 class HybridRanker:
