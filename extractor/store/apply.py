@@ -295,7 +295,9 @@ def apply_verify(p: Projector, payload: Payload, cause: Cause) -> Outcome:
     """An independent verification and the admission decision it produced; the claim is held
     by the verifying source through a VERIFICATION justification."""
     cid, d = payload["claim_id"], payload["decision"]
-    vid = f"{cid}/verify/{cause.seq}"
+    # Named by the store when verified (``<claim>/verify/v<n>``, the claim's n-th); a VERIFY
+    # event recorded before it was named carries none, and its id is its store-wide seq.
+    vid = payload.get("verification_id") or f"{cid}/verify/{cause.seq}"
     p.db.insert("verifications", [{
         "verification_id": vid, "claim_id": cid, "source_id": payload["source_id"],
         "verifier": payload["verifier"], "lifecycle_state": d["lifecycle_state"],

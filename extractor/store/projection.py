@@ -302,7 +302,7 @@ class Projector:
                     valid_to=_valid(row, "stated_valid_to"),
                     label_in=levels[cid] is not None,
                     support=parent_states,
-                    verified=verified[max(holding, key=_seq_of)] if holding else None,
+                    verified=_latest(verified, holding),
                     revoked=row["revoked_reason"] if row["revoked"] else None,
                     erased=bool(row["erased"]),
                     copies_revoked=revoked_parents,
@@ -424,18 +424,22 @@ class Projector:
 
     # -- per-claim inputs kept in other tables --------------------------------------------------
 
-    def _verified(self, claims: Iterable[str]) -> dict[str, Decision]:
-        """Verification decisions by verification id (= its justification id)."""
-        out: dict[str, Decision] = {}
+    def _verified(self, claims: Iterable[str]) -> dict[str, tuple[int, Decision]]:
+        """Verification decisions, with the VERIFY event's seq, by verification id (= its
+        justification id)."""
+        out: dict[str, tuple[int, Decision]] = {}
         rows = self.db.select_in("verifications", "claim_id", claims)
         for r in rows:
-            out[r["verification_id"]] = Decision(
-                lifecycle=LifecycleState(r["lifecycle_state"]),
-                verification="VERIFIED",
-                allowed=frozenset(Capability(u) for u in json.loads(r["allowed_uses"])),
-                forbidden=frozenset(Capability(u) for u in json.loads(r["forbidden_uses"])),
-                flags=tuple(json.loads(r["flags"])),
-                reason=f"verified by {r['verifier']}; " + _reason(json.loads(r["rules_fired"])),
+            out[r["verification_id"]] = (
+                int(r["cause_seq"]),
+                Decision(
+                    lifecycle=LifecycleState(r["lifecycle_state"]),
+                    verification="VERIFIED",
+                    allowed=frozenset(Capability(u) for u in json.loads(r["allowed_uses"])),
+                    forbidden=frozenset(Capability(u) for u in json.loads(r["forbidden_uses"])),
+                    flags=tuple(json.loads(r["flags"])),
+                    reason=f"verified by {r['verifier']}; " + _reason(json.loads(r["rules_fired"])),
+                ),
             )
         return out
 
@@ -474,8 +478,11 @@ def naive(system: str) -> str:
     return system[:19]
 
 
-def _seq_of(verification_id: str) -> int:
-    return int(verification_id.rsplit("/", 1)[1])
+def _latest(verified: Mapping[str, tuple[int, Decision]], holding: list[str]) -> Decision | None:
+    """The decision of the last verification (by its VERIFY event) that holds the claim."""
+    if not holding:
+        return None
+    return verified[max(holding, key=lambda v: verified[v][0])][1]
 
 
 def _valid(row: Mapping[str, Any], column: str) -> str | None:

@@ -418,8 +418,12 @@ class MemoryStore(Readmitting, Erasing, Explaining, StoreCore):
             chosen = policy if policy is not None else load_policy()
             parents = {view.memory_id: parent_decision(view, chosen)}
             decision = decide(candidate, chosen, candidate.recorded_at, parents)
+            # The claim's n-th verification: an id that tells nothing of other tenants (the
+            # store-wide event seq it carried before would count their events in between).
+            n = len(self.backend.select("verifications", {"claim_id": cid})) + 1
             payload = {"claim_id": cid, "source_id": source, "verifier": verifier,
-                       "decision": decision_payload(decision)}  # fmt: skip
+                       "decision": decision_payload(decision),
+                       "verification_id": f"{cid}/verify/v{n}"}  # fmt: skip
             seq, _ = self._record("VERIFY", payload, tenant=row["tenant"], actor=verifier)
             rules = ", ".join(r.rule_id for r in decision.rules_fired)
             return VerifyReport(
