@@ -21,7 +21,8 @@ from pathlib import Path
 
 from extractor.evaluation.msc import USER_FACT_TYPES, iter_msc, score_turns
 from extractor.offline.sensible import score, shipped_model
-from extractor.offline.train_sensible import examples, out_of_fold
+from extractor.offline.train import out_of_fold
+from extractor.offline.train_sensible import FOLDS, examples
 from extractor.pipeline import Extractor
 from extractor.vocab import Origin
 
@@ -34,7 +35,7 @@ def main() -> None:
     parser.add_argument("rounds", type=Path, nargs="+", help="labelled round files")
     args = parser.parse_args()
     labelled = examples(args.rounds)
-    oof = out_of_fold(labelled)
+    oof = out_of_fold(labelled, FOLDS)
     keepers = sum(e.label for e in labelled)
     model = shipped_model()
     extractor = Extractor()

@@ -164,14 +164,19 @@ def main(argv: Iterable[str] | None = None) -> int:
     args = parser.parse_args(list(argv) if argv is not None else None)
     if not args.msc.is_file():
         parser.error(f"{args.msc}: no such file (pass the path of msc-valid.jsonl)")
-    text = train(args.msc, threshold=args.threshold).to_json()
-    if args.check:
-        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
-        print(f"{args.out}: {'identical to' if same else 'DIFFERS from'} the trained weights")
+    return write_or_check(train(args.msc, threshold=args.threshold).to_json(), args.out, args.check)
+
+
+def write_or_check(text: str, out: Path, check: bool) -> int:
+    """Write the weights file ``out`` (exit status 0), or with ``check`` compare it with
+    ``text`` and write nothing (0 when identical, 1 when it differs)."""
+    if check:
+        same = out.is_file() and out.read_text(encoding="utf-8") == text
+        print(f"{out}: {'identical to' if same else 'DIFFERS from'} the trained weights")
         return 0 if same else 1
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out} ({len(text)} bytes)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out} ({len(text)} bytes)")
     return 0
 
 

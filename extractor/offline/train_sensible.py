@@ -24,7 +24,17 @@ from pathlib import Path
 
 from .scorer import Scorer
 from .sensible import WEIGHTS_RESOURCE, claim_features
-from .train import EPOCHS, L2, LEARNING_RATE, MIN_COUNT, SEED, Example, fit
+from .train import (
+    EPOCHS,
+    L2,
+    LEARNING_RATE,
+    MIN_COUNT,
+    SEED,
+    Example,
+    fit,
+    out_of_fold,
+    write_or_check,
+)
 
 #: The veto threshold (a logit), chosen from the out-of-fold sweep (``--sweep``).
 THRESHOLD = -2.0
@@ -71,21 +81,10 @@ def train(
     return Scorer(weights=weights, bias=bias, threshold=threshold, metadata=metadata)
 
 
-def out_of_fold(train_set: Sequence[Example], folds: int = FOLDS) -> list[float]:
-    """Each example's logit from a model fitted on the other folds (by conversation)."""
-    scores = [0.0] * len(train_set)
-    for k in range(folds):
-        weights, bias = fit([e for e in train_set if e.conversation % folds != k])
-        for i, e in enumerate(train_set):
-            if e.conversation % folds == k:
-                scores[i] = bias + sum(weights.get(f, 0.0) for f in e.features)
-    return scores
-
-
 def sweep(train_set: Sequence[Example], thresholds: Iterable[float]) -> list[str]:
     """Out-of-fold figures per threshold: how many examples fall below it, how many of those a
     reader would not keep (the veto's precision) and what share of the kept ones it takes."""
-    scores = out_of_fold(train_set)
+    scores = out_of_fold(train_set, FOLDS)
     keepers = sum(e.label for e in train_set)
     lines = ["threshold  below  not-kept-share  keepers-lost"]
     for t in thresholds:
@@ -120,14 +119,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         text = train(args.rounds, threshold=args.threshold).to_json()
     except (ValueError, KeyError) as error:
         parser.error(f"{error} (every line needs quote, content, memory_type and label)")
-    if args.check:
-        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
-        print(f"{args.out}: {'identical to' if same else 'DIFFERS from'} the trained weights")
-        return 0 if same else 1
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out} ({len(text)} bytes)")
-    return 0
+    return write_or_check(text, args.out, args.check)
 
 
 if __name__ == "__main__":
